@@ -1,0 +1,103 @@
+"""API tokens: create (the secret once), list, revoke, and authenticate a Bearer header."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.db import transaction
+from django.utils import timezone
+
+from conversations.errors import Invalid, NotFound
+
+from .models import ApiToken
+
+TOKEN_PREFIX = "cht_"
+NAME_MAX_LENGTH = 100
+# Writing last_used_at on every request would turn each read into a write.
+LAST_USED_RESOLUTION = timedelta(minutes=1)
+
+
+@dataclass(frozen=True)
+class IssuedToken:
+    token: ApiToken
+    secret: str  # shown once, never stored
+
+
+def hash_secret(secret: str) -> str:
+    """Hash a token secret (high-entropy, so one SHA-256 suffices)."""
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+@transaction.atomic
+def create_api_token(*, user: Any, name: str) -> IssuedToken:
+    """Create a token for `user`; the returned secret is never stored."""
+    name = " ".join(str(name or "").split())
+    if not name:
+        raise Invalid("Give the token a name.")
+    if len(name) > NAME_MAX_LENGTH:
+        raise Invalid(f"Name is longer than {NAME_MAX_LENGTH} characters.")
+    prefix = secrets.token_hex(4)
+    secret = f"{TOKEN_PREFIX}{prefix}_{secrets.token_urlsafe(32)}"
+    token = ApiToken.objects.create(
+        owner=user, name=name, prefix=prefix, token_hash=hash_secret(secret)
+    )
+    return IssuedToken(token=token, secret=secret)
+
+
+def list_api_tokens(*, user: Any) -> list[ApiToken]:
+    """Return the user's tokens, newest first."""
+    return list(ApiToken.objects.filter(owner=user))
+
+
+@transaction.atomic
+def revoke_api_token(*, user: Any, token_id: Any) -> ApiToken:
+    """Revoke one of the user's tokens; someone else's is not found."""
+    try:
+        token = ApiToken.objects.select_for_update().get(pk=int(token_id), owner=user)
+    except (ApiToken.DoesNotExist, TypeError, ValueError):
+        raise NotFound("Token not found.") from None
+    if token.revoked_at is None:
+        token.revoked_at = timezone.now()
+        token.save(update_fields=["revoked_at"])
+    return token
+
+
+def parse_bearer(header: str | bytes | None) -> str | None:
+    """Return the secret of an `Authorization: Bearer <secret>` value, else None."""
+    if isinstance(header, bytes):
+        header = header.decode("latin-1")
+    if not header:
+        return None
+    scheme, _, secret = header.strip().partition(" ")
+    if scheme.lower() != "bearer" or not secret.strip():
+        return None
+    return secret.strip()
+
+
+def authenticate_bearer(header: str | bytes | None) -> Any | None:
+    """Return the active user a Bearer header names, or None; note when it was used."""
+    secret = parse_bearer(header)
+    if not secret or not secret.startswith(TOKEN_PREFIX):
+        return None
+    prefix = secret[len(TOKEN_PREFIX) :].split("_", 1)[0]
+    token = (
+        ApiToken.objects.select_related("owner")
+        .filter(prefix=prefix, revoked_at__isnull=True)
+        .first()
+    )
+    if token is None or not secrets.compare_digest(token.token_hash, hash_secret(secret)):
+        return None
+    if not token.owner.is_active:
+        return None
+    now = timezone.now()
+    if token.last_used_at is None or now - token.last_used_at > LAST_USED_RESOLUTION:
+        ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
+    return token.owner
+
+
+aauthenticate_bearer = sync_to_async(authenticate_bearer)

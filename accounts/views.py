@@ -1,0 +1,64 @@
+"""Sign-up and the API tokens page; thin adapters over `accounts.tokens`."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth import login
+from django.contrib.auth.decorators import login_not_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_http_methods, require_POST
+
+from conversations.errors import ServiceError
+
+from .forms import ApiTokenForm, SignupForm
+from .tokens import create_api_token, list_api_tokens, revoke_api_token
+
+
+@login_not_required
+@require_http_methods(["GET", "POST"])
+def signup(request: HttpRequest) -> HttpResponse:
+    if request.user.is_authenticated:
+        return redirect("home")
+    form = SignupForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        user = form.save()
+        login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+        return redirect("home")
+    return render(request, "registration/signup.html", {"form": form})
+
+
+@require_http_methods(["GET", "POST"])
+def tokens(request: HttpRequest) -> HttpResponse:
+    form = ApiTokenForm(request.POST or None)
+    secret = None
+    status = 200
+    if request.method == "POST":
+        if form.is_valid():
+            try:
+                issued = create_api_token(user=request.user, name=form.cleaned_data["name"])
+            except ServiceError as exc:
+                form.add_error("name", exc.message)
+                status = 400
+            else:
+                secret = issued.secret
+                form = ApiTokenForm()
+        else:
+            status = 400
+    return render(
+        request,
+        "accounts/tokens.html",
+        {"form": form, "secret": secret, "tokens": list_api_tokens(user=request.user)},
+        status=status,
+    )
+
+
+@require_POST
+def revoke_token(request: HttpRequest, token_id: int) -> HttpResponse:
+    try:
+        revoke_api_token(user=request.user, token_id=token_id)
+    except ServiceError as exc:
+        return render(request, "404.html", {"detail": exc.message}, status=404)
+    messages.success(request, _("Token revoked."))
+    return redirect("tokens")

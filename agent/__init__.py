@@ -1,0 +1,1 @@
+"""The LangGraph agent: memory, tools, streaming. Never imports Django."""

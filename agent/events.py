@@ -1,0 +1,45 @@
+"""Events one agent turn yields; each maps one-to-one onto a websocket frame (SPEC)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypedDict
+
+ThinkingStep = Literal["route", "retrieve", "memory", "tool_call", "tool_result", "generate"]
+FinishReason = Literal["end_turn", "max_tokens", "stop_sequence", "stopped", "error", "interrupted"]
+
+
+class ThinkingEvent(TypedDict):
+    type: Literal["thinking"]
+    step: ThinkingStep
+    content: str
+
+
+class TokenEvent(TypedDict):
+    type: Literal["token"]
+    index: int  # character offset of `text` in the reply
+    text: str
+
+
+class SourcesEvent(TypedDict):
+    type: Literal["sources"]
+    items: list[dict[str, Any]]
+
+
+class Usage(TypedDict):
+    input_tokens: int
+    output_tokens: int
+
+
+class FinishedEvent(TypedDict):
+    type: Literal["finished"]
+    message_id: str  # the id the caller gave for the reply
+    content: str
+    parts: list[dict[str, Any]]  # {type: thinking|tool_call|tool_result|references, ...}
+    model: str
+    finish_reason: FinishReason
+    usage: Usage
+    context: dict[str, Any]  # the context ledger, stored as Message.metadata["context"]
+    error: str | None
+
+
+AgentEvent = ThinkingEvent | TokenEvent | SourcesEvent | FinishedEvent

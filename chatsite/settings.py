@@ -1,0 +1,187 @@
+"""Settings, read from the environment (SPEC's table); each has a sane default."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dj_database_url
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(os.environ.get("CHAT_VAR_DIR", BASE_DIR / "var"))
+VAR_DIR.mkdir(parents=True, exist_ok=True)
+
+
+def env_bool(name: str, default: bool) -> bool:
+    """Read a yes/no environment variable."""
+    value = os.environ.get(name)
+    if value is None:
+        return default
+    return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def env_list(name: str, default: str) -> list[str]:
+    """Read a comma-separated environment variable."""
+    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
+
+
+DEBUG = env_bool("DJANGO_DEBUG", True)
+SECRET_KEY = os.environ.get(
+    "DJANGO_SECRET_KEY", "dev-insecure-key-change-me-dev-insecure-key-change-me-0123456789"
+)
+ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver")
+CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", "")
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.postgres",
+    "channels",
+    "accounts",
+    "conversations",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "servestatic.middleware.ServeStaticMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.locale.LocaleMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Every page needs a login unless its view is marked @login_not_required.
+    "django.contrib.auth.middleware.LoginRequiredMiddleware",
+]
+
+ROOT_URLCONF = "chatsite.urls"
+ASGI_APPLICATION = "chatsite.asgi.application"
+WSGI_APPLICATION = None
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "django.template.context_processors.i18n",
+                "chatsite.context_processors.chat",
+            ],
+        },
+    },
+]
+
+# --- database -------------------------------------------------------------
+DATABASE_URL = os.environ.get("DATABASE_URL", f"sqlite:///{VAR_DIR / 'db.sqlite3'}")
+_db = dj_database_url.parse(DATABASE_URL, conn_max_age=0)
+if _db["ENGINE"] == "django.db.backends.postgresql":
+    # CONN_MAX_AGE > 0 leaks connections under ASGI; Django 5.2's psycopg pool does not.
+    _db["OPTIONS"] = {"pool": {"min_size": 1, "max_size": int(os.environ.get("DB_POOL_SIZE", 20))}}
+    # The test database must be UTF-8 so pg_trgm sees Korean trigrams.
+    _db["TEST"] = {"TEMPLATE": "template0", "CHARSET": "UTF8"}
+else:
+    _db["OPTIONS"] = {"timeout": 20, "transaction_mode": "IMMEDIATE"}
+    _db["TEST"] = {"NAME": str(VAR_DIR / "test_db.sqlite3")}
+DATABASES = {"default": _db}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- redis: channel layer, cache, rate limits -------------------------------
+REDIS_URL = os.environ.get("REDIS_URL") or None
+if REDIS_URL:
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
+            # redis-py's 5 s socket timeout equals the layer's receive wait and drops idle
+            # sockets with 1011; its pool stops at 100 connections (channels_redis#422).
+            "CONFIG": {
+                "hosts": [{"address": REDIS_URL, "socket_timeout": None, "max_connections": 1000}],
+            },
+        }
+    }
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": "chat",
+        }
+    }
+else:
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+# --- auth ------------------------------------------------------------------
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "login"
+
+# --- i18n ------------------------------------------------------------------
+LANGUAGE_CODE = "en"
+LANGUAGES = [("en", "English"), ("ko", "한국어")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
+TIME_ZONE = os.environ.get("TIME_ZONE", "UTC")
+USE_I18N = True
+USE_TZ = True
+
+# --- static ------------------------------------------------------------------
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = VAR_DIR / "staticfiles"
+SERVESTATIC_USE_FINDERS = env_bool("SERVESTATIC_USE_FINDERS", DEBUG)
+SERVESTATIC_AUTOREFRESH = SERVESTATIC_USE_FINDERS
+
+# --- security (manage.py check --deploy is clean with DJANGO_DEBUG=0) ----------
+SESSION_COOKIE_HTTPONLY = True
+CSRF_COOKIE_HTTPONLY = False  # the page's JS reads it for API calls
+X_FRAME_OPTIONS = "DENY"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+if not DEBUG:
+    SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", True)
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = int(os.environ.get("DJANGO_HSTS_SECONDS", 31536000))
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_HSTS_PRELOAD = True
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+# --- the chat (SPEC's settings table) ------------------------------------------
+OPENAI_API_KEY = os.environ.get("OPENAI_API_KEY") or None
+OPENAI_BASE_URL = os.environ.get("OPENAI_BASE_URL") or None
+CHAT_MODEL = os.environ.get("CHAT_MODEL", "gpt-4o-mini")
+CHAT_CONTEXT_WINDOW = int(os.environ.get("CHAT_CONTEXT_WINDOW", 128000))
+CONTEXT_COMPRESSION_THRESHOLD = float(os.environ.get("CONTEXT_COMPRESSION_THRESHOLD", 0.7))
+CONTEXT_COMPRESSION_TARGET = float(os.environ.get("CONTEXT_COMPRESSION_TARGET", 0.1))
+MEMORY_MAX_MESSAGES = int(os.environ.get("MEMORY_MAX_MESSAGES", 10))
+MEMORY_KEEP_RECENT = int(os.environ.get("MEMORY_KEEP_RECENT", 5))
+MEMORY_MAX_SUMMARIES = int(os.environ.get("MEMORY_MAX_SUMMARIES", 3))
+AGENT_MAX_ITERATIONS = int(os.environ.get("AGENT_MAX_ITERATIONS", 4))
+CHAT_RATE_LIMIT = os.environ.get("CHAT_RATE_LIMIT", "30/m")
+MESSAGE_MAX_CHARS = int(os.environ.get("MESSAGE_MAX_CHARS", 32000))
+CONVERSATION_TITLE_MAX_CHARS = 200
+# Where the LangGraph checkpointer keeps threads: the same PostgreSQL, or its own SQLite file.
+CHECKPOINT_URL = os.environ.get("CHECKPOINT_URL") or (
+    DATABASE_URL if DATABASE_URL.startswith("postgres") else str(VAR_DIR / "checkpoints.sqlite3")
+)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    "loggers": {"httpx": {"level": "WARNING"}, "daphne": {"level": "WARNING"}},
+}

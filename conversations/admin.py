@@ -1,0 +1,145 @@
+"""Staff moderation: conversations, messages and feedback across all users."""
+
+from __future__ import annotations
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.utils.translation import gettext_lazy as _
+
+from . import services
+from .models import Conversation, Message, MessageFeedback, Project
+
+
+class MessageInline(admin.TabularInline):
+    model = Message
+    fields = ("sequence_number", "role", "content", "finish_reason", "tokens_used", "is_flagged")
+    readonly_fields = fields
+    ordering = ("sequence_number",)
+    extra = 0
+    can_delete = False
+    show_change_link = True
+
+    def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+
+@admin.register(Conversation)
+class ConversationAdmin(admin.ModelAdmin):
+    list_display = (
+        "title_or_id",
+        "created_by",
+        "status",
+        "message_count",
+        "last_message_at",
+        "is_flagged",
+    )
+    list_filter = ("status", "is_flagged", "service_id", "created_at")
+    search_fields = ("title", "created_by__username", "messages__content")
+    readonly_fields = (
+        "id",
+        "created_by",
+        "message_count",
+        "total_tokens_used",
+        "created_at",
+        "updated_at",
+        "last_message_at",
+        "parent_conversation",
+        "forked_from_message",
+        "summary_at",
+        "active_run_id",
+        "active_run_heartbeat",
+    )
+    raw_id_fields = ("project",)
+    inlines = (MessageInline,)
+    actions = ("archive", "flag", "unflag")
+    list_select_related = ("created_by",)
+    date_hierarchy = "created_at"
+    show_full_result_count = False
+
+    def delete_model(self, request: HttpRequest, obj: Conversation) -> None:
+        services.delete_conversation(conversation=obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Conversation]) -> None:
+        for conversation in queryset:
+            services.delete_conversation(conversation=conversation)
+
+    @admin.display(description=_("title"), ordering="title")
+    def title_or_id(self, obj: Conversation) -> str:
+        return obj.title or str(obj.id)
+
+    @admin.action(description=_("Archive selected conversations"))
+    def archive(self, request: HttpRequest, queryset: QuerySet[Conversation]) -> None:
+        for conversation in queryset:
+            services.archive_conversation(conversation=conversation)
+        self.message_user(request, _("Archived."), messages.SUCCESS)
+
+    @admin.action(description=_("Flag selected conversations"))
+    def flag(self, request: HttpRequest, queryset: QuerySet[Conversation]) -> None:
+        queryset.update(is_flagged=True, flag_reason="Flagged by staff")
+        self.message_user(request, _("Flagged."), messages.SUCCESS)
+
+    @admin.action(description=_("Unflag selected conversations"))
+    def unflag(self, request: HttpRequest, queryset: QuerySet[Conversation]) -> None:
+        queryset.update(is_flagged=False, flag_reason="")
+        self.message_user(request, _("Unflagged."), messages.SUCCESS)
+
+
+class FeedbackFilter(admin.SimpleListFilter):
+    title = _("feedback")
+    parameter_name = "feedback"
+
+    def lookups(self, request, model_admin):
+        return [("up", _("Helpful")), ("down", _("Not helpful")), ("none", _("None"))]
+
+    def queryset(self, request, queryset):
+        if self.value() in {"up", "down"}:
+            return queryset.filter(feedback__rating=self.value()).distinct()
+        if self.value() == "none":
+            return queryset.filter(feedback__isnull=True)
+        return queryset
+
+
+@admin.register(Message)
+class MessageAdmin(admin.ModelAdmin):
+    list_display = ("short_content", "conversation", "role", "sequence_number", "is_flagged")
+    list_filter = ("role", FeedbackFilter, "is_flagged", "finish_reason")
+    search_fields = ("content",)
+    readonly_fields = (
+        "id",
+        "conversation",
+        "role",
+        "content",
+        "parts",
+        "model",
+        "tokens_used",
+        "finish_reason",
+        "metadata",
+        "sequence_number",
+        "client_id",
+        "created_by",
+        "created_at",
+    )
+    list_select_related = ("conversation",)
+    show_full_result_count = False
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    @admin.display(description=_("content"))
+    def short_content(self, obj: Message) -> str:
+        return obj.content[:80]
+
+
+@admin.register(MessageFeedback)
+class MessageFeedbackAdmin(admin.ModelAdmin):
+    list_display = ("message", "user", "rating", "created_at")
+    list_filter = ("rating",)
+    raw_id_fields = ("message",)
+    readonly_fields = ("user", "message", "rating", "comment", "created_at", "updated_at")
+
+
+@admin.register(Project)
+class ProjectAdmin(admin.ModelAdmin):
+    list_display = ("name", "owner", "created_at")
+    search_fields = ("name", "owner__username")

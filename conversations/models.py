@@ -1,0 +1,174 @@
+"""Conversations, their messages, feedback and projects (SPEC's data model)."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
+
+TITLE_MAX_LENGTH = 200
+
+
+class Project(models.Model):
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="projects"
+    )
+    name = models.CharField(_("name"), max_length=100)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(fields=["owner", "name"], name="project_unique_name_per_owner")
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Conversation(models.Model):
+    class Status(models.TextChoices):
+        ACTIVE = "active", _("Active")
+        ARCHIVED = "archived", _("Archived")
+        SUMMARIZED = "summarized", _("Summarized")
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    title = models.CharField(_("title"), max_length=TITLE_MAX_LENGTH, blank=True)
+    description = models.TextField(_("description"), blank=True)
+    project = models.ForeignKey(
+        Project, null=True, blank=True, on_delete=models.SET_NULL, related_name="conversations"
+    )
+    service_id = models.CharField(_("service"), max_length=100, blank=True, default="")
+    status = models.CharField(
+        _("status"), max_length=16, choices=Status.choices, default=Status.ACTIVE
+    )
+    summary = models.TextField(_("summary"), blank=True)
+    summary_at = models.DateTimeField(null=True, blank=True)
+    parent_conversation = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="forks"
+    )
+    forked_from_message = models.ForeignKey(
+        "Message", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    message_count = models.PositiveIntegerField(default=0)
+    total_tokens_used = models.PositiveBigIntegerField(default=0)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="conversations"
+    )
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    last_message_at = models.DateTimeField(null=True, blank=True)
+    archived_at = models.DateTimeField(null=True, blank=True)
+    is_flagged = models.BooleanField(_("flagged"), default=False)
+    flag_reason = models.CharField(_("flag reason"), max_length=500, blank=True)
+    # The reply in progress (one at a time per conversation, across processes).
+    active_run_id = models.UUIDField(null=True, blank=True)
+    active_run_heartbeat = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-updated_at", "-id"]
+        indexes = [
+            # The list page: one user's rows in each sort order, newest first, id as tiebreak.
+            models.Index(fields=["created_by", "-updated_at", "-id"], name="conv_owner_updated"),
+            models.Index(fields=["created_by", "-created_at", "-id"], name="conv_owner_created"),
+            models.Index(
+                fields=["created_by", "-last_message_at", "-id"], name="conv_owner_last_msg"
+            ),
+            models.Index(fields=["created_by", "-message_count", "-id"], name="conv_owner_count"),
+            models.Index(
+                fields=["created_by", "status", "-updated_at", "-id"], name="conv_owner_status"
+            ),
+            models.Index(
+                fields=["created_by", "project", "-updated_at", "-id"], name="conv_owner_project"
+            ),
+            models.Index(
+                fields=["created_by", "service_id", "-updated_at", "-id"], name="conv_owner_service"
+            ),
+            models.Index(
+                fields=["status", "archived_at"],
+                name="conv_archived",
+                condition=Q(status="archived"),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.title or str(self.id)
+
+
+class Message(models.Model):
+    class Role(models.TextChoices):
+        USER = "user", _("User")
+        ASSISTANT = "assistant", _("Assistant")
+        SYSTEM = "system", _("System")
+
+    class FinishReason(models.TextChoices):
+        END_TURN = "end_turn"
+        MAX_TOKENS = "max_tokens"
+        STOP_SEQUENCE = "stop_sequence"
+        STOPPED = "stopped"
+        ERROR = "error"
+        INTERRUPTED = "interrupted"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    conversation = models.ForeignKey(
+        Conversation, on_delete=models.CASCADE, related_name="messages"
+    )
+    role = models.CharField(max_length=16, choices=Role.choices)
+    content = models.TextField(blank=True)
+    parts = models.JSONField(default=list, blank=True)
+    model = models.CharField(max_length=100, blank=True)
+    tokens_used = models.PositiveIntegerField(default=0)
+    finish_reason = models.CharField(
+        max_length=16, choices=FinishReason.choices, blank=True, default=""
+    )
+    metadata = models.JSONField(default=dict, blank=True)
+    sequence_number = models.PositiveIntegerField()
+    # NULL, not "", when unset: the unique (conversation, client_id) constraint ignores NULLs.
+    client_id = models.CharField(max_length=100, null=True, blank=True)  # noqa: DJ001
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    is_flagged = models.BooleanField(_("reported"), default=False)
+    flag_reason = models.CharField(_("report reason"), max_length=500, blank=True)
+
+    class Meta:
+        ordering = ["conversation", "sequence_number"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["conversation", "sequence_number"], name="message_unique_sequence"
+            ),
+            models.UniqueConstraint(
+                fields=["conversation", "client_id"],
+                condition=Q(client_id__isnull=False),
+                name="message_unique_client_id",
+            ),
+        ]
+        indexes = [models.Index(fields=["role"], name="message_role")]
+
+    def __str__(self) -> str:
+        return f"#{self.sequence_number} {self.role}: {self.content[:60]}"
+
+
+class MessageFeedback(models.Model):
+    class Rating(models.TextChoices):
+        UP = "up", _("Helpful")
+        DOWN = "down", _("Not helpful")
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="feedback")
+    rating = models.CharField(max_length=4, choices=Rating.choices)
+    comment = models.TextField(blank=True, max_length=2000)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "message"], name="feedback_one_per_user")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.rating} on {self.message_id}"

@@ -1,0 +1,59 @@
+"""Rows as the JSON that the API, websocket frames and exports share (SPEC)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .models import Conversation, Message
+
+
+def _iso(value: Any) -> str | None:
+    return value.isoformat() if value else None
+
+
+def _id(value: Any) -> str | None:
+    return str(value) if value else None
+
+
+def conversation_to_dict(conversation: Conversation) -> dict[str, Any]:
+    """Return a conversation's model fields as JSON, ids for its links."""
+    return {
+        "id": str(conversation.id),
+        "title": conversation.title,
+        "description": conversation.description,
+        "project_id": conversation.project_id,
+        "service_id": conversation.service_id,
+        "status": conversation.status,
+        "summary": conversation.summary,
+        "summary_at": _iso(conversation.summary_at),
+        "parent_conversation_id": _id(conversation.parent_conversation_id),
+        "forked_from_message_id": _id(conversation.forked_from_message_id),
+        "message_count": conversation.message_count,
+        "total_tokens_used": conversation.total_tokens_used,
+        "created_by": conversation.created_by_id,
+        "created_at": _iso(conversation.created_at),
+        "updated_at": _iso(conversation.updated_at),
+        "last_message_at": _iso(conversation.last_message_at),
+        "is_flagged": conversation.is_flagged,
+        "flag_reason": conversation.flag_reason,
+    }
+
+
+def message_to_dict(message: Message) -> dict[str, Any]:
+    """Return a message's model fields as JSON, its conversation as an id."""
+    return {
+        "id": str(message.id),
+        "conversation_id": str(message.conversation_id),
+        "role": message.role,
+        "content": message.content,
+        "parts": message.parts,
+        "model": message.model,
+        "tokens_used": message.tokens_used,
+        "finish_reason": message.finish_reason or None,
+        "metadata": message.metadata,
+        "sequence_number": message.sequence_number,
+        "client_id": message.client_id,
+        "created_by": message.created_by_id,
+        "created_at": _iso(message.created_at),
+        "is_flagged": message.is_flagged,
+    }

@@ -1,0 +1,84 @@
+"""Shared fixtures: users, clients, and the rule that CI never skips a missing service."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from django.conf import settings
+
+IN_CI = os.environ.get("CI", "").lower() == "true"
+
+
+def pytest_report_header(config) -> list[str]:
+    db = settings.DATABASES["default"]
+    layer = settings.CHANNEL_LAYERS["default"]["BACKEND"]
+    cache = settings.CACHES["default"]["BACKEND"]
+    return [
+        f"database: {db['ENGINE'].rsplit('.', 1)[-1]} ({db.get('HOST') or db['NAME']})",
+        f"channel layer: {layer}",
+        f"cache: {cache}",
+    ]
+
+
+def uses_postgres() -> bool:
+    return settings.DATABASES["default"]["ENGINE"].endswith("postgresql")
+
+
+def require_service(available: bool, what: str) -> None:
+    """Skip when a service is missing on a laptop; fail under CI=true."""
+    if available:
+        return
+    if IN_CI:
+        pytest.fail(f"{what} is required under CI=true but is not available")
+    pytest.skip(f"{what} not available")
+
+
+@pytest.fixture
+def require_postgres() -> None:
+    require_service(uses_postgres(), "PostgreSQL (set DATABASE_URL)")
+
+
+@pytest.fixture
+def make_user(django_user_model):
+    counter = {"n": 0}
+
+    def make(username: str | None = None, **extra):
+        counter["n"] += 1
+        name = username or f"user{counter['n']}"
+        return django_user_model.objects.create_user(
+            username=name, password="pw-for-tests-123", **extra
+        )
+
+    return make
+
+
+@pytest.fixture
+def alice(make_user):
+    return make_user("alice")
+
+
+@pytest.fixture
+def bob(make_user):
+    return make_user("bob")
+
+
+@pytest.fixture
+def alice_client(client, alice):
+    client.force_login(alice)
+    return client
+
+
+@pytest.fixture
+def bob_client(bob):
+    from django.test import Client
+
+    c = Client()
+    c.force_login(bob)
+    return c
+
+
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    # Real hashing costs ~0.3 s per login; tests measure behaviour, not key stretching.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

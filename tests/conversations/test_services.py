@@ -1,0 +1,146 @@
+from __future__ import annotations
+
+import threading
+
+import pytest
+from django.db import connection, connections
+
+from conversations import selectors, services
+from conversations.errors import Invalid, NotFound, TooLarge
+from conversations.models import Conversation, Message, Project
+
+pytestmark = pytest.mark.django_db
+
+
+def test_appending_numbers_messages_and_keeps_counters(alice):
+    conversation = services.create_conversation(user=alice, title="Plans")
+    for i, tokens in enumerate([5, 7, 11]):
+        services.append_message(
+            conversation_id=conversation.id,
+            role="user" if i % 2 == 0 else "assistant",
+            content=f"message {i}",
+            tokens_used=tokens,
+        )
+    conversation.refresh_from_db()
+    seqs = list(conversation.messages.values_list("sequence_number", flat=True))
+    assert seqs == [1, 2, 3]
+    assert conversation.message_count == 3
+    assert conversation.total_tokens_used == 23
+    assert conversation.last_message_at == conversation.messages.last().created_at
+
+
+def test_repeated_client_id_returns_the_stored_message(alice):
+    conversation = services.create_conversation(user=alice)
+    first = services.append_message(
+        conversation_id=conversation.id, role="user", content="hello", client_id="abc"
+    )
+    again = services.append_message(
+        conversation_id=conversation.id, role="user", content="hello again", client_id="abc"
+    )
+    assert first.created and not again.created
+    assert again.message.pk == first.message.pk
+    assert again.message.content == "hello"
+    conversation.refresh_from_db()
+    assert conversation.message_count == 1
+
+
+def test_over_long_user_message_is_refused_and_nothing_stored(alice, settings):
+    settings.MESSAGE_MAX_CHARS = 10
+    conversation = services.create_conversation(user=alice)
+    with pytest.raises(TooLarge):
+        services.append_message(conversation_id=conversation.id, role="user", content="x" * 11)
+    assert not Message.objects.exists()
+
+
+def test_over_long_title_is_refused_and_nothing_changed(alice):
+    conversation = services.create_conversation(user=alice, title="Original")
+    with pytest.raises(Invalid, match="longer than 200"):
+        services.update_conversation(conversation=conversation, title="t" * 201)
+    conversation.refresh_from_db()
+    assert conversation.title == "Original"
+    with pytest.raises(Invalid):
+        services.create_conversation(user=alice, title="t" * 201)
+    assert Conversation.objects.count() == 1
+
+
+def test_unknown_status_is_refused_and_nothing_changed(alice):
+    conversation = services.create_conversation(user=alice, title="Original")
+    with pytest.raises(Invalid, match="Unknown status"):
+        services.update_conversation(conversation=conversation, status="deleted", title="New")
+    conversation.refresh_from_db()
+    assert (conversation.status, conversation.title) == ("active", "Original")
+
+
+def test_archiving_records_when(alice):
+    conversation = services.create_conversation(user=alice)
+    services.archive_conversation(conversation=conversation)
+    conversation.refresh_from_db()
+    assert conversation.status == "archived"
+    assert conversation.archived_at is not None
+
+
+def test_someone_elses_project_cannot_be_attached(alice, bob):
+    bobs = Project.objects.create(owner=bob, name="Secret")
+    conversation = services.create_conversation(user=alice)
+    with pytest.raises(NotFound):
+        services.update_conversation(conversation=conversation, project=bobs.pk)
+    conversation.refresh_from_db()
+    assert conversation.project is None
+
+
+def test_delete_cascades_to_messages(alice):
+    conversation = services.create_conversation(user=alice)
+    services.append_message(conversation_id=conversation.id, role="user", content="hi")
+    services.delete_conversation(conversation=conversation)
+    assert not Conversation.objects.exists()
+    assert not Message.objects.exists()
+
+
+def test_other_users_conversation_is_not_found(alice, bob):
+    conversation = services.create_conversation(user=alice)
+    with pytest.raises(NotFound) as theirs:
+        selectors.get_conversation_for_user(user=bob, conversation_id=conversation.id)
+    with pytest.raises(NotFound) as missing:
+        selectors.get_conversation_for_user(
+            user=bob, conversation_id="00000000-0000-0000-0000-000000000000"
+        )
+    with pytest.raises(NotFound):
+        selectors.get_conversation_for_user(user=bob, conversation_id="not-a-uuid")
+    assert theirs.value.message == missing.value.message
+    assert selectors.get_conversation_for_user(user=alice, conversation_id=str(conversation.id))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_writers_get_gap_free_numbers_and_exact_counters(alice, require_postgres):
+    conversation = services.create_conversation(user=alice, title="Busy")
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(8)
+
+    def writer(worker: int) -> None:
+        try:
+            barrier.wait()
+            for i in range(25):
+                services.append_message(
+                    conversation_id=conversation.id,
+                    role="user",
+                    content=f"w{worker} m{i}",
+                    tokens_used=worker + i,
+                )
+        except BaseException as exc:  # surfaced below
+            errors.append(exc)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=writer, args=(w,)) for w in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    conversation.refresh_from_db()
+    seqs = sorted(conversation.messages.values_list("sequence_number", flat=True))
+    assert seqs == list(range(1, 201))
+    assert conversation.message_count == 200
+    expected_tokens = sum(w + i for w in range(8) for i in range(25))
+    assert conversation.total_tokens_used == expected_tokens
+    assert connection.vendor == "postgresql"

@@ -1,0 +1,50 @@
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+
+from conversations.models import Conversation
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.django_db
+def test_demo_command_creates_a_user_with_korean_and_english_conversations(capsys):
+    call_command("demo", "--if-no-users")
+    out = capsys.readouterr().out
+    assert "username 'demo'" in out
+    demo = get_user_model().objects.get(username="demo")
+    titles = list(Conversation.objects.filter(created_by=demo).values_list("title", flat=True))
+    assert "주간 회의 준비" in titles and "Trip to Lisbon" in titles
+    assert all(c.message_count > 0 for c in Conversation.objects.all())
+
+
+@pytest.mark.django_db
+def test_demo_command_does_nothing_when_users_exist(alice, capsys):
+    call_command("demo", "--if-no-users")
+    assert not get_user_model().objects.filter(username="demo").exists()
+
+
+def test_deploy_check_is_clean_in_production_mode():
+    env = {
+        **os.environ,
+        "DJANGO_DEBUG": "0",
+        "DJANGO_SECRET_KEY": "k" * 20 + "-a-real-production-secret-key-with-entropy-42",
+        "DJANGO_ALLOWED_HOSTS": "chat.example.com",
+    }
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no issues" in result.stdout
