@@ -39,6 +39,7 @@ INSTALLED_APPS = [
     "django.contrib.contenttypes",
     "django.contrib.sessions",
     "django.contrib.messages",
+    "servestatic",
     "django.contrib.staticfiles",
     "django.contrib.postgres",
     "channels",
