@@ -174,6 +174,8 @@ AGENT_MAX_ITERATIONS = int(os.environ.get("AGENT_MAX_ITERATIONS", 4))
 CHAT_RATE_LIMIT = os.environ.get("CHAT_RATE_LIMIT", "30/m")
 MESSAGE_MAX_CHARS = int(os.environ.get("MESSAGE_MAX_CHARS", 32000))
 CONVERSATION_TITLE_MAX_CHARS = 200
+# How fast the built-in offline model types (characters per second; 0 = all at once).
+OFFLINE_MODEL_CHARS_PER_SECOND = float(os.environ.get("OFFLINE_MODEL_CHARS_PER_SECOND", 400))
 # Where the LangGraph checkpointer keeps threads: the same PostgreSQL, or its own SQLite file.
 CHECKPOINT_URL = os.environ.get("CHECKPOINT_URL") or (
     DATABASE_URL if DATABASE_URL.startswith("postgres") else str(VAR_DIR / "checkpoints.sqlite3")

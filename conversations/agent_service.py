@@ -6,17 +6,26 @@ inputs and the agent's events into rows, counters and the context ledger.
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from agent.config import AgentConfig
-from agent.events import AgentEvent
+from asgiref.sync import async_to_sync, sync_to_async
 from django.conf import settings
 
+from agent import checkpoint
+from agent.config import AgentConfig
+from agent.digest import Digest, summarize_conversation
+from agent.events import AgentEvent, FinishedEvent
+from agent.runner import Turn
+from agent.tokens import estimate_tokens
+
+from . import services
 from .models import Conversation, Message
 
 EventCallback = Callable[[AgentEvent], Awaitable[None]]
+SEARCH_RESULT_LIMIT = 5
 
 
 def build_agent_config() -> AgentConfig:
@@ -32,7 +41,27 @@ def build_agent_config() -> AgentConfig:
         memory_keep_recent=settings.MEMORY_KEEP_RECENT,
         memory_max_summaries=settings.MEMORY_MAX_SUMMARIES,
         max_iterations=settings.AGENT_MAX_ITERATIONS,
+        offline_chars_per_second=settings.OFFLINE_MODEL_CHARS_PER_SECOND,
     )
+
+
+async def aget_checkpointer():
+    """Return this event loop's checkpointer (PostgreSQL or the SQLite file)."""
+    return await checkpoint.get_checkpointer(settings.CHECKPOINT_URL)
+
+
+def _search_other_conversations(user_id: int, exclude_id: uuid.UUID):
+    """Return the `search_conversations` tool's backend for one user."""
+
+    @sync_to_async
+    def search(query: str, k: int = SEARCH_RESULT_LIMIT) -> list[dict[str, Any]]:
+        from .selectors import search_messages_for_agent
+
+        return search_messages_for_agent(
+            user_id=user_id, query=query, exclude_conversation_id=exclude_id, limit=k
+        )
+
+    return search
 
 
 async def arun_agent_turn(
@@ -45,29 +74,118 @@ async def arun_agent_turn(
     """Run one agent turn answering `user_message`; store and return the assistant message.
 
     Every agent event is awaited through `on_event` as it happens (thinking, token,
-    sources, finished). If the task running this is cancelled, the partial reply is
-    stored with finish_reason "stopped" before CancelledError propagates.
+    sources, and finished once the reply is stored). If the task running this is
+    cancelled, the partial reply is stored with finish_reason "stopped" before
+    CancelledError propagates.
     """
-    raise NotImplementedError("wired up when agent.runner lands")
+    turn = Turn(
+        config=build_agent_config(),
+        checkpointer=await aget_checkpointer(),
+        thread_id=str(conversation.id),
+        user_message_id=str(user_message.id),
+        user_text=user_message.content,
+        reply_id=str(reply_id),
+        search_conversations=_search_other_conversations(
+            conversation.created_by_id, conversation.id
+        ),
+    )
+    finished: FinishedEvent | None = None
+    try:
+        async for event in turn.events():
+            if event["type"] == "finished":
+                finished = event
+            else:
+                await on_event(event)
+    except asyncio.CancelledError:
+        if turn.finished is not None:
+            # Shielded: a second cancel must not lose what the user already saw.
+            await asyncio.shield(astore_reply(conversation.id, turn.finished))
+        raise
+    assert finished is not None, "a turn always ends with a finished event"
+    message = await astore_reply(conversation.id, finished)
+    await on_event(finished)
+    return message
 
 
-async def acopy_agent_thread(*, source_id: Any, target_id: Any, up_to_message_id: Any) -> None:
-    """Give conversation `target_id` the agent memory of `source_id` as of one message."""
-    raise NotImplementedError("wired up when agent.checkpoint lands")
+def store_reply(conversation_id: Any, finished: FinishedEvent) -> Message:
+    """Store the assistant message a finished turn describes (idempotent on its id)."""
+    existing = Message.objects.filter(pk=finished["message_id"]).first()
+    if existing is not None:
+        return existing
+    usage = finished["usage"]
+    metadata = {"context": finished["context"], "usage": dict(usage)}
+    if finished.get("error"):
+        metadata["error"] = finished["error"]
+    return services.append_message(
+        conversation_id=conversation_id,
+        role=Message.Role.ASSISTANT,
+        content=finished["content"],
+        parts=finished["parts"],
+        model=finished["model"],
+        tokens_used=usage.get("output_tokens") or estimate_tokens(finished["content"]),
+        finish_reason=finished["finish_reason"],
+        metadata=metadata,
+        message_id=finished["message_id"],
+    ).message
 
 
-async def aremove_agent_message(*, conversation_id: Any, message_id: Any) -> None:
+astore_reply = sync_to_async(store_reply)
+
+
+async def aclose_agent_resources() -> None:
+    """Close this event loop's checkpointer (its connection threads keep a process alive)."""
+    await checkpoint.close_checkpointers()
+
+
+async def acopy_agent_thread(*, source_id: Any, target_id: Any, up_to_message_id: Any) -> bool:
+    """Give conversation `target_id` the agent memory of `source_id` as of one message.
+
+    Returns False when the source thread never held that message (e.g. it was imported),
+    in which case the fork starts with no agent memory beyond its copied rows.
+    """
+    saver = await aget_checkpointer()
+    try:
+        await checkpoint.copy_thread(saver, str(source_id), str(target_id), str(up_to_message_id))
+    except LookupError:
+        return False
+    return True
+
+
+async def aremove_agent_message(*, conversation_id: Any, message_id: Any) -> bool:
     """Remove one message from the agent's memory of a conversation."""
-    raise NotImplementedError("wired up when agent.checkpoint lands")
+    saver = await aget_checkpointer()
+    return await checkpoint.remove_message(saver, str(conversation_id), str(message_id))
+
+
+async def aread_agent_memory(conversation_id: Any) -> checkpoint.ThreadMemory | None:
+    """Return what the agent remembers of a conversation."""
+    return await checkpoint.read_thread(await aget_checkpointer(), str(conversation_id))
+
+
+async def adelete_agent_thread(conversation_id: Any) -> None:
+    """Drop the agent's checkpointed thread of a deleted conversation."""
+    # A short-lived saver: this may run on a loop made just for it (from sync code).
+    saver = await checkpoint.open_checkpointer(settings.CHECKPOINT_URL)
+    try:
+        await checkpoint.delete_thread(saver, str(conversation_id))
+    finally:
+        await checkpoint.close_checkpointer(saver)
 
 
 def delete_agent_thread(conversation_id: Any) -> None:
-    """Drop the agent's checkpointed thread of a deleted conversation."""
-    raise NotImplementedError("wired up when agent.checkpoint lands")
+    """Drop the agent's thread from synchronous code."""
+    async_to_sync(adelete_agent_thread)(conversation_id)
+
+
+async def asummarize_digest(*, messages: list[Message], max_words: int | None = None) -> Digest:
+    """Return the three parts (main points, decisions, next actions) of `messages`."""
+    turns = [(m.role, m.content) for m in messages if m.role in ("user", "assistant")]
+    return await summarize_conversation(build_agent_config(), turns, max_words=max_words or 200)
 
 
 async def asummarize_for_conversation(
     *, messages: list[Message], max_words: int | None = None
 ) -> str:
-    """Return a three-part summary (main points, decisions, next actions) of `messages`."""
-    raise NotImplementedError("wired up when agent.llm lands")
+    """Return a three-part summary of `messages` as Markdown."""
+    digest = await asummarize_digest(messages=messages, max_words=max_words)
+    return digest["text"]

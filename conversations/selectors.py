@@ -98,3 +98,33 @@ def list_recent_conversations(*, user: Any, limit: int = 50) -> list[Conversatio
         .select_related("project")
         .order_by("-updated_at", "-id")[:limit]
     )
+
+
+def list_forks(*, conversation: Conversation) -> list[dict[str, str]]:
+    """Return the ids and titles of a conversation's direct forks, oldest first."""
+    rows = conversation.forks.order_by("created_at", "id").values_list("id", "title")
+    return [{"id": str(pk), "title": title} for pk, title in rows]
+
+
+def search_messages_for_agent(
+    *, user_id: int, query: str, exclude_conversation_id: Any, limit: int = 5
+) -> list[dict[str, Any]]:
+    """Return the user's messages in other conversations that mention `query`."""
+    words = [w for w in query.split() if len(w) > 1][:5] or [query.strip()]
+    rows = Message.objects.filter(conversation__created_by_id=user_id).exclude(
+        conversation_id=exclude_conversation_id
+    )
+    for word in words:
+        rows = rows.filter(content__icontains=word)
+    rows = rows.select_related("conversation").order_by("-created_at")[:limit]
+    return [
+        {
+            "conversation_id": str(m.conversation_id),
+            "title": m.conversation.title,
+            "snippet": m.content[:300],
+            "role": m.role,
+            "content": m.content[:500],
+            "created_at": m.created_at.isoformat(),
+        }
+        for m in rows
+    ]

@@ -82,3 +82,27 @@ def bob_client(bob):
 def fast_password_hashing(settings):
     # Real hashing costs ~0.3 s per login; tests measure behaviour, not key stretching.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+def database_url_for_subprocesses() -> str:
+    """Return a DATABASE_URL naming the test database, for servers/commands the test starts."""
+    from django.db import connection
+
+    params = connection.settings_dict
+    if connection.vendor == "postgresql":
+        user = params.get("USER") or "postgres"
+        host = params.get("HOST") or "127.0.0.1"
+        port = params.get("PORT") or 5432
+        return f"postgres://{user}@{host}:{port}/{params['NAME']}"
+    return f"sqlite:///{params['NAME']}"
+
+
+@pytest.fixture
+def subprocess_env(tmp_path) -> dict[str, str]:
+    """Environment for a child process that shares this test's database (transactional tests)."""
+    url = database_url_for_subprocesses()
+    env = {**os.environ, "DATABASE_URL": url, "CHAT_VAR_DIR": str(tmp_path / "var")}
+    env["CHECKPOINT_URL"] = url if url.startswith("postgres") else str(tmp_path / "ckpt.sqlite3")
+    env.pop("OPENAI_API_KEY", None)
+    env.pop("OPENAI_BASE_URL", None)
+    return env

@@ -1,0 +1,185 @@
+"""Checkpointers (PostgreSQL or SQLite), one per event loop, and thread helpers."""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from pathlib import Path
+from typing import Any, TypedDict
+
+import aiosqlite
+from langchain_core.messages import AIMessage, BaseMessage, RemoveMessage, ToolMessage
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from psycopg_pool import AsyncConnectionPool
+
+from agent.graph import get_graph, thread_config
+from agent.tokens import message_text
+
+POOL_MAX_SIZE = 10
+
+# A saver and its connections belong to the loop that opened them (used from another
+# loop they hang), so the cache is keyed by the running loop.
+_SAVERS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, BaseCheckpointSaver]]
+_SAVERS = weakref.WeakKeyDictionary()
+
+
+class ThreadMessage(TypedDict):
+    id: str
+    role: str
+    content: str
+
+
+class ThreadMemory(TypedDict):
+    thread_id: str
+    summaries: list[str]
+    messages: list[ThreadMessage]
+    message_ids: list[str]
+    calibration: float
+    ledger: dict[str, Any]
+
+
+def is_postgres_url(url: str) -> bool:
+    """Say whether `url` names a PostgreSQL database."""
+    return url.startswith(("postgres://", "postgresql://"))
+
+
+def sqlite_path(url: str) -> str:
+    """Return the file path of a sqlite URL (or a plain path)."""
+    if url.startswith("sqlite:///"):
+        return url[len("sqlite:///") :] or ":memory:"
+    if url.startswith("sqlite://"):
+        return url[len("sqlite://") :] or ":memory:"
+    return url
+
+
+async def open_checkpointer(database_url: str) -> BaseCheckpointSaver:
+    """Open and set up a saver for `database_url` (call inside the loop that will use it)."""
+    if is_postgres_url(database_url):
+        pool = AsyncConnectionPool(
+            database_url,
+            open=False,
+            max_size=POOL_MAX_SIZE,
+            check=AsyncConnectionPool.check_connection,
+            kwargs={"autocommit": True, "prepare_threshold": 0},
+        )
+        await pool.open()
+        saver: BaseCheckpointSaver = AsyncPostgresSaver(pool)  # type: ignore[arg-type]
+    else:
+        path = sqlite_path(database_url)
+        if path != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        connection = await aiosqlite.connect(path)
+        await connection.execute("PRAGMA journal_mode=WAL")
+        saver = AsyncSqliteSaver(connection)
+    await saver.setup()  # type: ignore[attr-defined]
+    return saver
+
+
+async def close_checkpointer(saver: BaseCheckpointSaver) -> None:
+    """Close the saver's pool or connection."""
+    connection = getattr(saver, "conn", None)
+    if connection is not None:
+        await connection.close()
+
+
+async def get_checkpointer(database_url: str) -> BaseCheckpointSaver:
+    """Return this event loop's saver for `database_url`, opening it on first use."""
+    savers = _SAVERS.setdefault(asyncio.get_running_loop(), {})
+    if database_url not in savers:
+        savers[database_url] = await open_checkpointer(database_url)
+    return savers[database_url]
+
+
+async def close_checkpointers() -> None:
+    """Close and forget this event loop's cached savers (shutdown, tests)."""
+    savers = _SAVERS.pop(asyncio.get_running_loop(), {})
+    for saver in savers.values():
+        await close_checkpointer(saver)
+
+
+def _role(message: BaseMessage) -> str:
+    """Return the chat role of a stored message."""
+    return {"human": "user", "ai": "assistant"}.get(message.type, message.type)
+
+
+async def read_thread(saver: BaseCheckpointSaver, thread_id: str) -> ThreadMemory | None:
+    """Return what the agent remembers of a thread (None when it has no state)."""
+    snapshot = await get_graph(saver).aget_state(thread_config(thread_id))
+    values = snapshot.values or {}
+    if not values:
+        return None
+    messages: list[BaseMessage] = values.get("messages", [])
+    return {
+        "thread_id": thread_id,
+        "summaries": list(values.get("summaries", [])),
+        "messages": [
+            {"id": m.id or "", "role": _role(m), "content": message_text(m)} for m in messages
+        ],
+        "message_ids": [m.id for m in messages if m.id],
+        "calibration": float(values.get("calibration", 1.0)),
+        "ledger": dict(values.get("ledger", {})),
+    }
+
+
+async def delete_thread(saver: BaseCheckpointSaver, thread_id: str) -> None:
+    """Delete every checkpoint of a thread."""
+    await saver.adelete_thread(thread_id)
+
+
+async def copy_thread(
+    saver: BaseCheckpointSaver,
+    source_thread_id: str,
+    target_thread_id: str,
+    up_to_message_id: str,
+) -> ThreadMemory:
+    """Start `target` with the memory `source` had right after `up_to_message_id`.
+
+    The snapshot is the newest checkpoint whose last message is that one, so neither
+    its messages nor its summaries know anything said later. Replaces any target state.
+    Raises LookupError when the source thread never held that message.
+    """
+    graph = get_graph(saver)
+    chosen: dict[str, Any] | None = None
+    async for snapshot in graph.aget_state_history(thread_config(source_thread_id)):
+        messages = (snapshot.values or {}).get("messages", [])
+        if messages and messages[-1].id == up_to_message_id:
+            chosen = snapshot.values
+            break
+    if chosen is None:
+        raise LookupError(f"message {up_to_message_id} not found in thread {source_thread_id}")
+    await saver.adelete_thread(target_thread_id)
+    values = {
+        "messages": list(chosen["messages"]),
+        "summaries": list(chosen.get("summaries", [])),
+        "calibration": chosen.get("calibration", 1.0),
+    }
+    await graph.aupdate_state(thread_config(target_thread_id), values, as_node="agent")
+    memory = await read_thread(saver, target_thread_id)
+    assert memory is not None
+    return memory
+
+
+async def remove_message(saver: BaseCheckpointSaver, thread_id: str, message_id: str) -> bool:
+    """Forget one message (a tool call goes with its results); False if not in memory.
+
+    A message already folded into a summary is no longer held verbatim and cannot be
+    taken out of the summary text; this returns False for it.
+    """
+    graph = get_graph(saver)
+    config = thread_config(thread_id)
+    snapshot = await graph.aget_state(config)
+    messages: list[BaseMessage] = (snapshot.values or {}).get("messages", [])
+    target = next((m for m in messages if m.id == message_id), None)
+    if target is None:
+        return False
+    doomed = {message_id}
+    if isinstance(target, AIMessage) and target.tool_calls:
+        call_ids = {call["id"] for call in target.tool_calls}
+        doomed |= {
+            m.id for m in messages if isinstance(m, ToolMessage) and m.tool_call_id in call_ids
+        }
+    removals = [RemoveMessage(id=i) for i in doomed if i]
+    await graph.aupdate_state(config, {"messages": removals}, as_node="agent")
+    return True

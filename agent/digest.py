@@ -1,0 +1,137 @@
+"""The conversation-level summary: main points, decisions, next actions (SPEC)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import TypedDict
+
+from langchain_core.messages import HumanMessage, SystemMessage
+
+from agent.config import AgentConfig
+from agent.llm import get_chat_model
+from agent.memory import INTERNAL_TAG
+
+SECTION_TITLES = {
+    "ko": ("주요 내용", "결정 사항", "다음 할 일"),
+    "en": ("Main points", "Decisions", "Next actions"),
+}
+DIGEST_SYSTEM = """Summarize the conversation below for the person who had it.
+Write in {language}. Use at most {max_words} words in total.
+Answer in exactly three sections with these headings, each followed by short bullet points
+("- "), and "- (none)" when a section has nothing:
+## {main}
+## {decisions}
+## {actions}"""
+DECISION_CUES = re.compile(
+    r"\b(decided|decide|agreed|will|going to|chose|choose|let's)\b|결정|하기로|정했|합의|확정",
+    re.IGNORECASE,
+)
+ACTION_CUES = re.compile(
+    r"\b(next|todo|to do|need to|must|should|remember to|follow up|deadline)\b"
+    r"|해야|할 일|다음|준비|마감|까지",
+    re.IGNORECASE,
+)
+SENTENCE_END = re.compile(r"(?<=[.!?。])\s+|\n+")
+HANGUL = re.compile(r"[\uac00-\ud7a3]")
+
+
+class Digest(TypedDict):
+    language: str
+    main_points: list[str]
+    decisions: list[str]
+    next_actions: list[str]
+    text: str
+
+
+def detect_language(texts: Sequence[str]) -> str:
+    """Return "ko" when Hangul dominates the letters of `texts`, else "en"."""
+    joined = " ".join(texts)
+    hangul = len(HANGUL.findall(joined))
+    letters = sum(ch.isalpha() for ch in joined)
+    return "ko" if letters and hangul / letters > 0.3 else "en"
+
+
+def render_digest(language: str, main: list[str], decisions: list[str], actions: list[str]) -> str:
+    """Render the three sections as Markdown."""
+    none = "(없음)" if language == "ko" else "(none)"
+    blocks = []
+    for title, items in zip(SECTION_TITLES[language], (main, decisions, actions), strict=True):
+        lines = [f"- {item}" for item in items] or [f"- {none}"]
+        blocks.append(f"## {title}\n" + "\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in SENTENCE_END.split(text) if len(s.strip()) > 3]
+
+
+def _limit_words(items: list[str], budget: int) -> tuple[list[str], int]:
+    kept: list[str] = []
+    for item in items:
+        words = len(item.split())
+        if words > budget:
+            break
+        kept.append(item)
+        budget -= words
+    return kept, budget
+
+
+def extractive_digest(turns: Sequence[tuple[str, str]], max_words: int) -> Digest:
+    """Summarize without a model: pick the user's statements, decisions and to-dos."""
+    language = detect_language([text for _, text in turns])
+    sentences = [s for role, text in turns if role == "user" for s in _sentences(text)]
+    decisions = [s for s in sentences if DECISION_CUES.search(s)]
+    actions = [s for s in sentences if ACTION_CUES.search(s) and s not in decisions]
+    main = [s for s in sentences if s not in decisions and s not in actions]
+    budget = max(max_words, 10)
+    decisions, budget = _limit_words(decisions[:5], budget // 3 + budget % 3)
+    actions, budget = _limit_words(actions[:5], budget + max_words // 3)
+    main, _ = _limit_words(main[:8], budget + max_words // 3)
+    text = render_digest(language, main, decisions, actions)
+    return Digest(
+        language=language, main_points=main, decisions=decisions, next_actions=actions, text=text
+    )
+
+
+def parse_digest(text: str, language: str) -> Digest:
+    """Split a model's three-section answer into its parts."""
+    sections: list[list[str]] = [[], [], []]
+    current = -1
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("#"):
+            current = min(current + 1, 2)
+            continue
+        item = stripped.lstrip("-*• ").strip()
+        if current >= 0 and item and item not in {"(none)", "(없음)"}:
+            sections[current].append(item)
+    main, decisions, actions = sections
+    return Digest(
+        language=language,
+        main_points=main,
+        decisions=decisions,
+        next_actions=actions,
+        text=render_digest(language, main, decisions, actions),
+    )
+
+
+async def summarize_conversation(
+    config: AgentConfig, turns: Sequence[tuple[str, str]], *, max_words: int = 200
+) -> Digest:
+    """Summarize `(role, text)` turns into main points, decisions and next actions."""
+    if config.offline or not turns:
+        return extractive_digest(turns, max_words)
+    language = detect_language([text for _, text in turns])
+    main, decisions, actions = SECTION_TITLES[language]
+    system = DIGEST_SYSTEM.format(
+        language="Korean" if language == "ko" else "English",
+        max_words=max_words,
+        main=main,
+        decisions=decisions,
+        actions=actions,
+    )
+    transcript = "\n".join(f"{role}: {text}" for role, text in turns)
+    model = get_chat_model(config).with_config(tags=[INTERNAL_TAG])
+    reply = await model.ainvoke([SystemMessage(system), HumanMessage(transcript)])
+    return parse_digest(str(reply.content), language)

@@ -1,0 +1,73 @@
+"""Wire the agent graph: route → (retrieve) → memory → agent ⇄ tools → end."""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+from langchain_core.messages import AIMessage
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+
+from agent.nodes.agent import agent
+from agent.nodes.memory import memory
+from agent.nodes.retrieve import retrieve
+from agent.nodes.route import route
+from agent.nodes.tools import tools
+from agent.state import AgentContext, AgentState
+
+_GRAPHS: weakref.WeakKeyDictionary[BaseCheckpointSaver, CompiledStateGraph] = (
+    weakref.WeakKeyDictionary()
+)
+_UNSAVED: list[CompiledStateGraph] = []
+
+
+def after_route(state: AgentState) -> str:
+    """Go to retrieval for document questions, else straight to memory."""
+    return "retrieve" if state.get("route") == "rag" else "memory"
+
+
+def after_agent(state: AgentState) -> str:
+    """Run tools when the model asked for them, else finish."""
+    last = state["messages"][-1]
+    return "tools" if isinstance(last, AIMessage) and last.tool_calls else END
+
+
+def build_graph() -> StateGraph:
+    """Return the uncompiled graph."""
+    builder = StateGraph(AgentState, context_schema=AgentContext)
+    builder.add_node("route", route)
+    builder.add_node("retrieve", retrieve)
+    builder.add_node("memory", memory)
+    builder.add_node("agent", agent)
+    builder.add_node("tools", tools)
+    builder.add_edge(START, "route")
+    builder.add_conditional_edges("route", after_route, ["retrieve", "memory"])
+    builder.add_edge("retrieve", "memory")
+    builder.add_edge("memory", "agent")
+    builder.add_conditional_edges("agent", after_agent, ["tools", END])
+    builder.add_edge("tools", "agent")
+    return builder
+
+
+def get_graph(checkpointer: BaseCheckpointSaver | None) -> CompiledStateGraph:
+    """Return the graph compiled for `checkpointer` (compiled once, then cached)."""
+    if checkpointer is None:
+        if not _UNSAVED:
+            _UNSAVED.append(build_graph().compile())
+        return _UNSAVED[0]
+    graph = _GRAPHS.get(checkpointer)
+    if graph is None:
+        graph = _GRAPHS[checkpointer] = build_graph().compile(checkpointer=checkpointer)
+    return graph
+
+
+def recursion_limit(max_iterations: int) -> int:
+    """Return the step budget of one turn: the fixed nodes plus every tool round."""
+    return 2 * max_iterations + 8
+
+
+def thread_config(thread_id: str, **extra: Any) -> dict[str, Any]:
+    """Return the run config of one conversation thread."""
+    return {"configurable": {"thread_id": thread_id}, **extra}

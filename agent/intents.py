@@ -1,0 +1,88 @@
+"""Cheap text rules: greetings, arithmetic, date questions, document and recall questions."""
+
+from __future__ import annotations
+
+import re
+
+_GREETING = re.compile(
+    r"^\s*(hi|hello|hey|good (morning|afternoon|evening)|안녕(하세요|하십니까)?|"
+    r"반가워(요)?|반갑습니다|하이|헬로)\b[\s!.,~?😀-🙏]*$",
+    re.IGNORECASE,
+)
+_EXPRESSION = re.compile(r"[-+(]*\d[\d\s.,+\-*/×÷^()%]*\d\)*|\d+")
+_OPERATOR = re.compile(r"\d\s*\)*\s*[-+*/×÷^%]\s*\(*\s*-?\d")
+# What may surround a bare expression and still count as "just arithmetic".
+_ARITHMETIC_FILLER = re.compile(
+    r"^\s*(what('s| is)|calculate|compute|how much is|계산(해줘|해 줘|해주세요|하면)?|"
+    r"얼마(야|예요|인가요|지)?|은|는|=|\?|!|\.|\s)*$",
+    re.IGNORECASE,
+)
+_DATETIME = re.compile(
+    r"\b(what time|what day|what('s| is) the (date|time)|today'?s date|current (date|time)|"
+    r"time is it)\b|몇 ?시|날짜|요일|오늘이? (며칠|몇 ?일)|지금 시간|현재 시간",
+    re.IGNORECASE,
+)
+_DOCUMENT = re.compile(
+    r"\b(documents?|files?|pdfs?|uploaded|my notes|knowledge base|according to)\b|"
+    r"문서|자료|파일|업로드|첨부",
+    re.IGNORECASE,
+)
+_RECALL = [
+    re.compile(r"what did i (?:tell|say to|say) (?:you )?about (?P<topic>.+?)[?.!]*$", re.I),
+    re.compile(r"(?:do you )?remember (?:what i said about )?(?P<topic>.+?)[?.!]*$", re.I),
+    re.compile(r"what (?:is|was) my (?P<topic>.+?)[?.!]*$", re.I),
+    re.compile(r"내가 (?P<topic>.+?)에 대해(?:서)? 뭐(?:라고)? (?:했|말했)"),
+    re.compile(r"(?P<topic>.+?)[이가은는]? 뭐(?:라고)? (?:했|말했)"),
+    re.compile(r"(?P<topic>.+?)[이가은는]? (?:언제|얼마|어디|누구)(?:라고|였)"),
+]
+_PARTICLES = re.compile(r"(은|는|이|가|을|를|의|에|에서|에게|로|으로|와|과|도|만|라고|이라고)$")
+_STOPWORDS = {"my", "the", "a", "an", "about", "you", "i", "me", "내", "제", "아까", "말한", "그"}
+
+
+def is_greeting(text: str) -> bool:
+    """Say whether `text` is only a greeting."""
+    return bool(_GREETING.match(text.strip()))
+
+
+def find_arithmetic(text: str) -> str | None:
+    """Return the arithmetic expression in `text`, if it has one with an operator."""
+    candidates = [m.group().strip() for m in _EXPRESSION.finditer(text)]
+    with_operator = [c for c in candidates if _OPERATOR.search(c)]
+    return max(with_operator, key=len) if with_operator else None
+
+
+def is_pure_arithmetic(text: str) -> bool:
+    """Say whether `text` asks for nothing but a calculation."""
+    expression = find_arithmetic(text)
+    if expression is None:
+        return False
+    return bool(_ARITHMETIC_FILLER.match(text.replace(expression, " ")))
+
+
+def asks_datetime(text: str) -> bool:
+    """Say whether `text` asks for the current date or time."""
+    return bool(_DATETIME.search(text))
+
+
+def mentions_documents(text: str) -> bool:
+    """Say whether `text` explicitly refers to the user's documents."""
+    return bool(_DOCUMENT.search(text))
+
+
+def recall_topic(text: str) -> str | None:
+    """Return X from "what did I tell you about X" / "내가 X에 대해 뭐라고 했지"."""
+    for pattern in _RECALL:
+        match = pattern.search(text.strip())
+        if match and match.group("topic").strip():
+            return match.group("topic").strip()
+    return None
+
+
+def keywords(text: str) -> list[str]:
+    """Return the content words of `text` with Korean particles stripped."""
+    words = []
+    for raw in re.findall(r"[\w]+", text.lower()):
+        word = _PARTICLES.sub("", raw) if len(raw) > 2 else raw
+        if len(word) >= 2 and word not in _STOPWORDS:
+            words.append(word)
+    return words

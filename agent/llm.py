@@ -1,0 +1,50 @@
+"""The chat model: ChatOpenAI against an OpenAI-compatible server, or the offline model."""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+
+import httpx
+from langchain_core.language_models import BaseChatModel
+from langchain_openai import ChatOpenAI
+
+from agent.config import AgentConfig
+from agent.offline import OFFLINE_MODEL_NAME, OfflineChatModel
+
+__all__ = ["OFFLINE_MODEL_NAME", "OfflineChatModel", "build_chat_model", "get_chat_model"]
+
+# httpx async clients hold connections bound to the loop that opened them, so every
+# event loop gets its own models (tests run one loop per test; Daphne has one).
+_MODELS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[AgentConfig, BaseChatModel]]
+_MODELS = weakref.WeakKeyDictionary()
+
+
+def build_chat_model(config: AgentConfig) -> BaseChatModel:
+    """Build the chat model `config` asks for (call inside the loop that will use it)."""
+    if config.offline:
+        return OfflineChatModel(chars_per_second=config.offline_chars_per_second)
+    return ChatOpenAI(
+        model=config.model,
+        api_key=config.openai_api_key,
+        base_url=config.openai_base_url,
+        stream_usage=True,
+        timeout=config.request_timeout,
+        max_retries=config.max_retries,
+        temperature=0,
+        http_async_client=httpx.AsyncClient(timeout=config.request_timeout),
+    )
+
+
+def get_chat_model(config: AgentConfig) -> BaseChatModel:
+    """Return this loop's cached chat model for `config`."""
+    loop = asyncio.get_running_loop()
+    models = _MODELS.setdefault(loop, {})
+    if config not in models:
+        models[config] = build_chat_model(config)
+    return models[config]
+
+
+def model_label(config: AgentConfig) -> str:
+    """Return the model name recorded on replies."""
+    return OFFLINE_MODEL_NAME if config.offline else config.model

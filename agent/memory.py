@@ -1,0 +1,221 @@
+"""Hybrid memory: which messages to fold into summaries, and the summarizer calls."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
+from langgraph.constants import TAG_NOSTREAM
+
+from agent import prompts
+from agent.config import AgentConfig
+from agent.tokens import (
+    detect_language,
+    estimate_message_tokens,
+    estimate_raw_tokens,
+    estimate_tokens,
+    message_text,
+)
+
+__all__ = [
+    "INTERNAL_TAG",
+    "MemoryPlan",
+    "detect_language",
+    "estimate_message_tokens",
+    "estimate_tokens",
+    "fold_into_segments",
+    "format_summaries",
+    "plan_memory",
+    "transcript",
+]
+
+# Tags every internal LLM call (router, summarizer) so its tokens never reach the user.
+INTERNAL_TAG = "agent:internal"
+INTERNAL_TAGS = [TAG_NOSTREAM, INTERNAL_TAG]
+
+
+@dataclass
+class MemoryPlan:
+    """What the memory node should do this turn."""
+
+    reason: Literal["count", "compress"] | None
+    old: list[BaseMessage] = field(default_factory=list)
+    kept: list[BaseMessage] = field(default_factory=list)
+    # Compression only: the most tokens summaries + kept messages may take.
+    budget_tokens: int = 0
+
+
+def conversation_language(messages: Sequence[BaseMessage], summaries: Sequence[str]) -> str:
+    """Return "ko" or "en" from the user's messages (and summaries when there are none)."""
+    texts = [message_text(m) for m in messages if isinstance(m, HumanMessage)]
+    return detect_language(texts or list(summaries))
+
+
+def format_summaries(summaries: Sequence[str], language: str) -> str:
+    """Return the numbered summary block of the system prompt ("" when empty)."""
+    if not summaries:
+        return ""
+    header = prompts.SUMMARY_HEADER[language]
+    parts = [prompts.SUMMARIES_INTRO[language]]
+    parts += [f"{header.format(n=i)}\n{text}" for i, text in enumerate(summaries, 1)]
+    return "\n\n".join(parts)
+
+
+def transcript(messages: Sequence[BaseMessage]) -> str:
+    """Render messages as plain lines for the summarizer."""
+    lines = []
+    for message in messages:
+        if isinstance(message, HumanMessage):
+            lines.append(f"User: {message_text(message)}")
+        elif isinstance(message, ToolMessage):
+            lines.append(f"Tool {message.name or ''} result: {message_text(message)}")
+        elif isinstance(message, AIMessage):
+            text = message_text(message)
+            calls = ", ".join(f"{c['name']}({c['args']})" for c in message.tool_calls)
+            lines.append(f"Assistant: {text}" + (f" [called {calls}]" if calls else ""))
+    return "\n".join(lines)
+
+
+def keep_groups_whole(messages: Sequence[BaseMessage], cut: int) -> int:
+    """Move `cut` back so a tool call and its results land on the same side."""
+    while 0 < cut < len(messages) and isinstance(messages[cut], ToolMessage):
+        cut -= 1
+    return cut
+
+
+def memory_tokens(summaries: Sequence[str], messages: Sequence[BaseMessage], cal: float) -> int:
+    """Estimate the tokens the memory (summaries + kept messages) takes in a prompt."""
+    summary_tokens = sum(estimate_tokens(s, cal) + 8 for s in summaries)
+    return summary_tokens + estimate_message_tokens(messages, cal)
+
+
+def plan_memory(
+    messages: Sequence[BaseMessage],
+    summaries: Sequence[str],
+    config: AgentConfig,
+    *,
+    calibration: float = 1.0,
+    overhead_tokens: int = 0,
+) -> MemoryPlan:
+    """Decide whether to summarize (too many messages) or compress (context too big)."""
+    context = overhead_tokens + memory_tokens(summaries, messages, calibration)
+    if context > config.compression_threshold * config.context_window:
+        return _plan_compression(messages, config, calibration, overhead_tokens)
+    if len(messages) > config.memory_max_messages:
+        cut = keep_groups_whole(messages, len(messages) - config.memory_keep_recent)
+        if cut > 0:
+            return MemoryPlan("count", list(messages[:cut]), list(messages[cut:]))
+    return MemoryPlan(None, [], list(messages))
+
+
+def _plan_compression(
+    messages: Sequence[BaseMessage], config: AgentConfig, calibration: float, overhead: int = 0
+) -> MemoryPlan:
+    """Keep the newest messages that fit in half the target; fold the rest.
+
+    The target is for the whole request, so the fixed part (instructions, documents,
+    tool schemas) comes off the memory's budget first.
+    """
+    target = int(config.compression_target * config.context_window)
+    budget = max(target - overhead, target // 4)
+    cut = len(messages) - 1  # the user's current message always stays verbatim
+    while cut > 0 and estimate_message_tokens(messages[cut - 1 :], calibration) <= budget // 2:
+        cut -= 1
+    # Moving forward folds a whole tool group into the summary instead of splitting it.
+    while cut < len(messages) - 1 and isinstance(messages[cut], ToolMessage):
+        cut += 1
+    return MemoryPlan("compress", list(messages[:cut]), list(messages[cut:]), budget)
+
+
+def segment_max_words(config: AgentConfig) -> int:
+    """Return the word budget of one summary segment."""
+    share = config.compression_target * config.context_window / (config.memory_max_summaries + 1)
+    return int(min(300.0, max(60.0, share)) * 0.75)
+
+
+def truncate_to_tokens(text: str, max_tokens: int) -> str:
+    """Cut `text` so its estimate stays within `max_tokens` (a last-resort cap)."""
+    raw = estimate_raw_tokens(text)
+    if raw <= max_tokens:
+        return text
+    keep = max(0, int(len(text) * max_tokens / raw) - 2)
+    while keep > 0 and estimate_raw_tokens(text[:keep]) + 1 > max_tokens:
+        keep = int(keep * 0.9)
+    return text[:keep].rstrip() + "…"
+
+
+def _system(template: str, language: str, max_words: int) -> SystemMessage:
+    """Return a summarizer system message in the conversation's language."""
+    name = prompts.LANGUAGE_NAMES[language]
+    return SystemMessage(template.format(language_name=name, max_words=max_words))
+
+
+async def _summarize(model: BaseChatModel, system: SystemMessage, request: str) -> AIMessage:
+    """Call the summarizer once, tagged so its tokens stay internal."""
+    runnable = model.with_config(tags=INTERNAL_TAGS, run_name="summarizer")
+    reply = await runnable.ainvoke([system, HumanMessage(request)])
+    return reply if isinstance(reply, AIMessage) else AIMessage(content=str(reply))
+
+
+def _split_merge_reply(text: str, first: str, second: str) -> tuple[str, str]:
+    """Split a merge reply into (merged, new); keep both old texts if the form is off."""
+    if prompts.MERGED_MARKER in text and prompts.NEW_MARKER in text:
+        head, _, new = text.partition(prompts.NEW_MARKER)
+        merged = head.split(prompts.MERGED_MARKER, 1)[1]
+        if merged.strip() and new.strip():
+            return merged.strip(), new.strip()
+    return f"{first}\n{second}", text.strip()
+
+
+async def fold_into_segments(
+    model: BaseChatModel,
+    summaries: list[str],
+    old: list[BaseMessage],
+    config: AgentConfig,
+    language: str,
+) -> tuple[list[str], list[AIMessage], str]:
+    """Summarize `old` into a new segment; merge the two oldest on overflow (one call)."""
+    words = segment_max_words(config)
+    lines = transcript(old)
+    overflow = len(summaries) + 1 > config.memory_max_summaries
+    if overflow and config.summary_overflow == "drop":
+        system = _system(prompts.SUMMARIZE_SYSTEM, language, words)
+        reply = await _summarize(model, system, prompts.SUMMARIZE_REQUEST.format(transcript=lines))
+        kept = [*summaries, message_text(reply).strip()][-config.memory_max_summaries :]
+        return kept, [reply], "dropped the oldest summary"
+    if overflow and len(summaries) >= 2 and config.memory_max_summaries >= 2:
+        first, second, *rest = summaries
+        request = prompts.MERGE_REQUEST.format(first=first, second=second, transcript=lines)
+        reply = await _summarize(model, _system(prompts.MERGE_SYSTEM, language, words), request)
+        merged, new = _split_merge_reply(message_text(reply), first, second)
+        return [merged, *rest, new], [reply], "merged the two oldest summaries"
+    if overflow:  # a window of one segment: fold everything into it
+        return await compress_into_one(model, summaries, old, language, words * 4 // 3)
+    system = _system(prompts.SUMMARIZE_SYSTEM, language, words)
+    reply = await _summarize(model, system, prompts.SUMMARIZE_REQUEST.format(transcript=lines))
+    return [*summaries, message_text(reply).strip()], [reply], "added a summary"
+
+
+async def compress_into_one(
+    model: BaseChatModel,
+    summaries: list[str],
+    old: list[BaseMessage],
+    language: str,
+    max_tokens: int,
+) -> tuple[list[str], list[AIMessage], str]:
+    """Fold every summary and `old` into one segment of at most `max_tokens`."""
+    words = max(20, int(max_tokens * 0.6))
+    block = "\n\n".join(f"({i}) {s}" for i, s in enumerate(summaries, 1)) or "(none)"
+    request = prompts.COMPRESS_REQUEST.format(summaries=block, transcript=transcript(old))
+    reply = await _summarize(model, _system(prompts.SUMMARIZE_SYSTEM, language, words), request)
+    text = truncate_to_tokens(message_text(reply).strip(), max_tokens)
+    return [text], [reply], "compressed into one summary"

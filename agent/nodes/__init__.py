@@ -1,0 +1,1 @@
+"""Graph nodes, one per module; each returns only the state keys it changes."""

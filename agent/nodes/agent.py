@@ -1,0 +1,145 @@
+"""Call the chat model with instructions, summaries, documents and the recent messages."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
+from langchain_core.tools import BaseTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from langgraph.runtime import Runtime
+
+from agent import prompts
+from agent.memory import conversation_language, format_summaries
+from agent.progress import emit, emit_thinking
+from agent.state import AgentContext, AgentState, add_usage
+from agent.tokens import estimate_message_tokens, estimate_raw_tokens, update_calibration
+from agent.tools import tools_for
+
+DOCUMENT_CHARS = 1500
+
+
+def format_documents(documents: Sequence[dict[str, Any]], language: str) -> str:
+    """Return the retrieved-context block of the system prompt ("" when empty)."""
+    if not documents:
+        return ""
+    items = [
+        prompts.DOCUMENT_ITEM.format(
+            n=n,
+            title=doc.get("document_title") or doc.get("document_id") or "document",
+            section=doc.get("section") or "",
+            text=str(doc.get("text") or doc.get("snippet") or "")[:DOCUMENT_CHARS],
+        )
+        for n, doc in enumerate(documents, 1)
+    ]
+    return "\n\n".join([prompts.DOCUMENTS_INTRO[language], *items])
+
+
+def system_prompt(
+    summaries: Sequence[str], documents: Sequence[dict[str, Any]], language: str, final: bool
+) -> str:
+    """Assemble instructions, numbered summaries and retrieved context."""
+    blocks = [prompts.AGENT_INSTRUCTIONS, format_summaries(summaries, language)]
+    blocks.append(format_documents(documents, language))
+    if final:
+        blocks.append(prompts.FINAL_ANSWER_NOTE)
+    return "\n\n".join(block for block in blocks if block)
+
+
+def repair_tool_pairs(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    """Give every tool call a result and drop orphan results (the API rejects both)."""
+    repaired: list[BaseMessage] = []
+    pending: dict[str, str] = {}
+    for message in messages:
+        if isinstance(message, ToolMessage):
+            if pending.pop(message.tool_call_id, None) is not None:
+                repaired.append(message)
+            continue
+        repaired += _interrupted_results(pending)
+        pending = {}
+        repaired.append(message)
+        if isinstance(message, AIMessage):
+            pending = {call["id"]: call["name"] for call in message.tool_calls if call["id"]}
+    return repaired + _interrupted_results(pending)
+
+
+def _interrupted_results(pending: dict[str, str]) -> list[BaseMessage]:
+    """Return placeholder results for tool calls that never finished."""
+    return [
+        ToolMessage(prompts.INTERRUPTED_TOOL_RESULT, tool_call_id=i, name=n, status="error")
+        for i, n in pending.items()
+    ]
+
+
+def tool_schema_tokens(tools: Sequence[BaseTool]) -> int:
+    """Estimate what the tool definitions add to the prompt."""
+    schemas = [convert_to_openai_tool(t) for t in tools]
+    return int(estimate_raw_tokens(json.dumps(schemas))) if schemas else 0
+
+
+def build_ledger(
+    state: AgentState, context: AgentContext, history: Sequence[BaseMessage], estimate: int
+) -> dict[str, Any]:
+    """Record what this model call is given (stored on the reply as its context)."""
+    summaries = state.get("summaries", [])
+    return {
+        "summaries": [{"index": i, "text": s} for i, s in enumerate(summaries, 1)],
+        "message_ids": [m.id for m in history if m.id],
+        "estimated_input_tokens": estimate,
+        "actual_input_tokens": None,
+        "window": context.config.context_window,
+        "calibration": state.get("calibration", 1.0),
+        "route": state.get("route", "agent"),
+        "documents": [d.get("document_id") for d in state.get("documents", [])],
+    }
+
+
+def finish_message(response: AIMessage, reply_id: str) -> AIMessage:
+    """Return the final answer under the caller's reply id, without tool calls."""
+    kwargs = {k: v for k, v in response.additional_kwargs.items() if k != "tool_calls"}
+    return response.model_copy(
+        update={
+            "id": reply_id,
+            "tool_calls": [],
+            "invalid_tool_calls": [],
+            "additional_kwargs": kwargs,
+        }
+    )
+
+
+async def agent(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
+    """Answer, or ask for tools; past the round cap answer without tools."""
+    context = runtime.context
+    messages = state.get("messages", [])
+    summaries = state.get("summaries", [])
+    iterations = state.get("iterations", 0)
+    final = iterations >= context.config.max_iterations
+    language = conversation_language(messages, summaries)
+    history = repair_tool_pairs(messages)
+    prompt = [SystemMessage(system_prompt(summaries, state.get("documents", []), language, final))]
+    prompt += history
+    tools = [] if final else tools_for(context)
+    model = context.llm.bind_tools(tools) if tools else context.llm
+    raw = estimate_message_tokens(prompt) + tool_schema_tokens(tools)
+    calibration = state.get("calibration", 1.0)
+    ledger = build_ledger(state, context, history, round(raw * calibration))
+    emit({"kind": "ledger", "ledger": ledger})
+    emit_thinking(
+        "generate",
+        "answering without tools (tool rounds used up)"
+        if final
+        else f"calling the model (round {iterations + 1})",
+    )
+    response = await model.ainvoke(prompt)
+    actual = (response.usage_metadata or {}).get("input_tokens") or None
+    ledger = {**ledger, "actual_input_tokens": actual}
+    update: dict[str, Any] = {
+        "usage": add_usage(state.get("usage"), response),
+        "calibration": update_calibration(calibration, raw, actual),
+        "ledger": ledger,
+    }
+    if response.tool_calls and not final:
+        return {**update, "messages": [response], "iterations": iterations + 1}
+    return {**update, "messages": [finish_message(response, context.reply_id)]}

@@ -1,0 +1,31 @@
+"""Fetch passages from the user's documents for the RAG path."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import HumanMessage
+from langgraph.runtime import Runtime
+
+from agent.progress import emit, emit_thinking
+from agent.state import AgentContext, AgentState
+from agent.tokens import message_text
+
+TOP_K = 4
+SOURCE_FIELDS = ("document_id", "document_title", "section", "snippet", "score")
+
+
+async def retrieve(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
+    """Search the user's documents with the latest message; keep the hits for the prompt."""
+    messages = state.get("messages", [])
+    query = next((message_text(m) for m in reversed(messages) if isinstance(m, HumanMessage)), "")
+    try:
+        documents = list(await runtime.context.retriever(query, TOP_K))
+    except Exception as exc:  # a broken index must not sink the answer
+        emit_thinking("retrieve", f"document search failed: {type(exc).__name__}")
+        return {"documents": []}
+    emit_thinking("retrieve", f"found {len(documents)} passage(s)")
+    if documents:
+        items = [{key: doc.get(key) for key in SOURCE_FIELDS} for doc in documents]
+        emit({"kind": "sources", "items": items})
+    return {"documents": documents}

@@ -1,0 +1,86 @@
+"""Prompt texts, one constant each; `{placeholders}` are filled with str.format."""
+
+AGENT_INSTRUCTIONS = """You are a helpful assistant. Answer in the user's language, concisely.
+Use tools when they help; if a tool fails, say so briefly and answer as well as you can.
+Numbered summaries below, if any, record what was said earlier in this conversation."""
+
+SUMMARIES_INTRO = {
+    "ko": "이전 대화 요약 (오래된 것부터):",
+    "en": "Summaries of the earlier conversation (oldest first):",
+}
+SUMMARY_HEADER = {"ko": "[대화 기록 {n}]", "en": "[Conversation history {n}]"}
+
+DOCUMENTS_INTRO = {
+    "ko": "[참고 문서] 사용자의 문서에서 찾은 내용입니다. 답할 때 출처를 밝히세요.",
+    "en": "[Reference documents] Found in the user's documents; cite them when you use them.",
+}
+DOCUMENT_ITEM = "({n}) {title} — {section}\n{text}"
+
+FINAL_ANSWER_NOTE = """The tool budget for this turn is used up. Do not call tools: answer now
+from what the tool results above already say, and say what is still missing."""
+
+ROUTER_PROMPT = """Decide how to answer the user's latest message.
+- rag: it asks about information stored in the user's documents (company documents,
+  policies, rules, manuals, uploaded files).
+- agent: everything else (conversation, arithmetic, dates, coding, general knowledge,
+  questions about this conversation).
+Reply by calling RouteDecision."""
+
+# The offline model recognises the summarizer by this first line.
+SUMMARIZER_MARKER = "You maintain the memory of a long conversation."
+
+SUMMARIZE_SYSTEM = (
+    SUMMARIZER_MARKER
+    + """
+Write a compact summary of the messages you are given. Keep every fact the user
+stated (names, numbers, dates, amounts, decisions, preferences, plans) and what the
+assistant concluded. Drop greetings and filler. Write in {language_name}. Use at most
+{max_words} words. Output only the summary."""
+)
+
+MERGE_SYSTEM = (
+    SUMMARIZER_MARKER
+    + """
+You get two earlier summaries and a batch of newer messages. Do two things:
+1. Merge the two earlier summaries into one, keeping every fact from both.
+2. Summarize the newer messages, keeping every fact the user stated.
+Write in {language_name}. Use at most {max_words} words for each part.
+Answer exactly in this form:
+=== MERGED ===
+<the merged summary>
+=== NEW ===
+<the summary of the newer messages>"""
+)
+
+MERGED_MARKER = "=== MERGED ==="
+NEW_MARKER = "=== NEW ==="
+
+SUMMARIZE_REQUEST = "Messages to summarize:\n{transcript}"
+MERGE_REQUEST = """Earlier summary A:
+{first}
+
+Earlier summary B:
+{second}
+
+Newer messages:
+{transcript}"""
+COMPRESS_REQUEST = """Earlier summaries:
+{summaries}
+
+Messages to fold in:
+{transcript}"""
+
+LANGUAGE_NAMES = {"ko": "Korean", "en": "English"}
+
+OFFLINE_NOTICE = {
+    "ko": (
+        "지금은 내장 오프라인 모델이 답하고 있습니다. 실제 모델을 쓰려면 "
+        "OPENAI_API_KEY와 OPENAI_BASE_URL을 설정하세요."
+    ),
+    "en": (
+        "I am the built-in offline model. To use a real model, set OPENAI_API_KEY "
+        "and OPENAI_BASE_URL."
+    ),
+}
+
+INTERRUPTED_TOOL_RESULT = "Error: this tool call was interrupted before it finished."

@@ -1,0 +1,345 @@
+"""Run one agent turn as a stream of events (agent/events.py), stoppable at any point.
+
+    turn = Turn(config=..., checkpointer=..., thread_id=..., user_message_id=...,
+                user_text=..., reply_id=...)
+    async for event in turn.events():   # thinking, token, sources ... then one finished
+        ...
+    await turn.stop()                    # from anywhere: the stream ends with finished
+                                         # (finish_reason "stopped", the partial text)
+
+Stopping: `await turn.stop()` cancels the graph; `events()` still yields the text that
+had arrived and then exactly one `finished` event. If instead the task iterating
+`events()` is cancelled (or stops iterating), the partial reply is stored all the same,
+`turn.finished` holds the final payload, and the CancelledError propagates.
+In every ending the partial reply is written into the thread (id = reply_id), so the
+agent remembers what the user saw. LLM failures end with finish_reason "error".
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
+from agent.config import AgentConfig
+from agent.events import (
+    AgentEvent,
+    FinishedEvent,
+    FinishReason,
+    SourcesEvent,
+    ThinkingEvent,
+    TokenEvent,
+)
+from agent.graph import get_graph, recursion_limit, thread_config
+from agent.llm import get_chat_model, model_label
+from agent.memory import INTERNAL_TAG
+from agent.state import (
+    AgentContext,
+    ConversationSearch,
+    Retriever,
+    Usage,
+    find_no_documents,
+    zero_usage,
+)
+from agent.tokens import estimate_tokens, message_text
+
+STREAM_MODES = ["messages", "updates", "custom"]
+FINISH_REASONS: dict[str, FinishReason] = {
+    "stop": "end_turn",
+    "end_turn": "end_turn",
+    "tool_calls": "end_turn",
+    "function_call": "end_turn",
+    "content_filter": "end_turn",
+    "length": "max_tokens",
+    "max_tokens": "max_tokens",
+    "stop_sequence": "stop_sequence",
+}
+_DONE = object()
+
+
+def map_finish_reason(reason: str | None) -> FinishReason:
+    """Translate the server's finish reason into ours."""
+    return FINISH_REASONS.get(reason or "stop", "end_turn")
+
+
+class Turn:
+    """One user message → one streamed, checkpointed reply."""
+
+    def __init__(
+        self,
+        *,
+        config: AgentConfig,
+        checkpointer: BaseCheckpointSaver | None,
+        thread_id: str,
+        user_message_id: str,
+        user_text: str,
+        reply_id: str,
+        retriever: Retriever | None = None,
+        has_documents: bool = False,
+        search_conversations: ConversationSearch | None = None,
+        llm: BaseChatModel | None = None,
+        summarizer: BaseChatModel | None = None,
+    ) -> None:
+        self.config = config
+        self.thread_id = thread_id
+        self.user_message_id = user_message_id
+        self.user_text = user_text
+        self.reply_id = reply_id
+        self.finished: FinishedEvent | None = None
+        self._graph = get_graph(checkpointer)
+        self._context_args: dict[str, Any] = {
+            "config": config,
+            "llm": llm,
+            "summarizer": summarizer,
+            "reply_id": reply_id,
+            "retriever": retriever or find_no_documents,
+            "has_documents": has_documents,
+            "search_conversations": search_conversations,
+        }
+        self._text: list[str] = []
+        self._length = 0
+        self._parts: list[dict[str, Any]] = []
+        self._ledger: dict[str, Any] = {}
+        self._usage: Usage = zero_usage()
+        self._internal: Usage = zero_usage()
+        self._final: AIMessage | None = None
+        self._error: BaseException | None = None
+        self._stop_requested = False
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def text(self) -> str:
+        """Return the reply text streamed so far."""
+        return "".join(self._text)
+
+    async def stop(self) -> None:
+        """Stop generating; `events()` then ends with a "stopped" finished event."""
+        self._stop_requested = True
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+
+    async def events(self) -> AsyncIterator[AgentEvent]:
+        """Yield this turn's events; the last one is always `finished`."""
+        if self._task is not None:
+            raise RuntimeError("a Turn streams its events once")
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+        self._task = asyncio.create_task(self._pump(queue))
+        completed = False
+        try:
+            while (item := await queue.get()) is not _DONE:
+                for event in self._translate(item):
+                    yield event
+            completed = True
+        finally:
+            if not completed:  # our consumer was cancelled or walked away
+                await self._halt()
+                self.finished = await self._conclude("stopped")
+        reason = self._ending()
+        if reason == "end_turn" and not self._text and self._final is not None:
+            yield self._token(message_text(self._final))
+        self.finished = await self._conclude(reason)
+        yield self.finished
+
+    async def _pump(self, queue: asyncio.Queue[Any]) -> None:
+        """Run the graph, forwarding every stream part to `queue`."""
+        context = AgentContext(
+            **{
+                **self._context_args,
+                "llm": self._context_args["llm"] or get_chat_model(self.config),
+            }
+        )
+        run_config = thread_config(
+            self.thread_id, recursion_limit=recursion_limit(self.config.max_iterations)
+        )
+        message = HumanMessage(id=self.user_message_id, content=self.user_text)
+        try:
+            async for part in self._graph.astream(
+                {"messages": [message]},
+                run_config,
+                context=context,
+                stream_mode=STREAM_MODES,
+                version="v2",
+                # Sync durability: a stop right after a step still finds that step saved.
+                durability="sync" if self._graph.checkpointer else None,
+            ):
+                queue.put_nowait(part)
+        except Exception as exc:  # reported as finish_reason "error", never raised
+            self._error = exc
+        finally:
+            queue.put_nowait(_DONE)
+
+    async def _halt(self) -> None:
+        """Cancel the graph run and wait until it has unwound."""
+        self._stop_requested = True
+        if self._task is not None:
+            if not self._task.done():
+                self._task.cancel()
+            await asyncio.wait({self._task})
+
+    def _ending(self) -> FinishReason:
+        """Return how the turn ended once the stream is drained."""
+        if self._error is not None:
+            return "error"
+        if self._final is not None:
+            return map_finish_reason(self._final.response_metadata.get("finish_reason"))
+        return "stopped" if self._stop_requested else "error"
+
+    def _token(self, text: str) -> TokenEvent:
+        """Append `text` to the reply and return its token event."""
+        event: TokenEvent = {"type": "token", "index": self._length, "text": text}
+        self._text.append(text)
+        self._length += len(text)
+        return event
+
+    def _translate(self, part: dict[str, Any]) -> list[AgentEvent]:
+        """Turn one LangGraph stream part into zero or more agent events."""
+        if part["type"] == "messages":
+            chunk, meta = part["data"]
+            internal = INTERNAL_TAG in (meta.get("tags") or [])
+            if isinstance(chunk, AIMessageChunk) and meta.get("langgraph_node") == "agent":
+                text = "" if internal else message_text(chunk)
+                return [self._token(text)] if text else []
+            return []
+        if part["type"] == "updates":
+            self._absorb(part["data"])
+            return []
+        if part["type"] == "custom" and isinstance(part["data"], dict):
+            return self._progress(part["data"])
+        return []
+
+    def _absorb(self, updates: dict[str, Any]) -> None:
+        """Keep what the runner needs from node updates (final answer, usage, ledger)."""
+        for node, update in updates.items():
+            if not isinstance(update, dict):
+                continue
+            if "internal_usage" in update:
+                self._internal = update["internal_usage"]
+            if node != "agent":
+                continue
+            self._usage = update.get("usage", self._usage)
+            self._ledger = update.get("ledger", self._ledger)
+            for message in update.get("messages", []):
+                if isinstance(message, AIMessage) and message.id == self.reply_id:
+                    self._final = message
+
+    def _progress(self, record: dict[str, Any]) -> list[AgentEvent]:
+        """Turn a node's progress record into events and message parts."""
+        kind = record.get("kind")
+        if kind == "ledger":
+            self._ledger = record["ledger"]
+        elif kind == "thinking":
+            event: ThinkingEvent = {
+                "type": "thinking",
+                "step": record["step"],
+                "content": record["content"],
+            }
+            if record["step"] not in ("tool_call", "tool_result"):
+                self._parts.append(
+                    {"type": "thinking", **{k: event[k] for k in ("step", "content")}}
+                )
+            return [event]
+        elif kind in ("tool_call", "tool_result"):
+            self._parts.append({"type": kind, **{k: v for k, v in record.items() if k != "kind"}})
+        elif kind == "sources":
+            self._parts.append({"type": "references", "items": record["items"]})
+            sources: SourcesEvent = {"type": "sources", "items": record["items"]}
+            return [sources]
+        return []
+
+    async def _conclude(self, reason: FinishReason) -> FinishedEvent:
+        """Store a partial reply if needed and build the one finished event."""
+        content = self.text
+        if reason in ("stopped", "error") and content:
+            await asyncio.shield(self._store_partial(content, reason))
+        usage = {
+            "input_tokens": self._usage["input_tokens"],
+            "output_tokens": self._usage["output_tokens"],
+        }
+        estimated = reason in ("stopped", "error")
+        if estimated:
+            usage["input_tokens"] = usage["input_tokens"] or int(
+                self._ledger.get("estimated_input_tokens", 0)
+            )
+            usage["output_tokens"] = max(usage["output_tokens"], estimate_tokens(content))
+        context = {
+            "summaries": [],
+            "message_ids": [],
+            "estimated_input_tokens": 0,
+            "actual_input_tokens": None,
+            "window": self.config.context_window,
+            **self._ledger,
+            "main_calls": self._usage["calls"],
+            "internal_usage": dict(self._internal),
+            "usage_estimated": estimated,
+        }
+        return {
+            "type": "finished",
+            "message_id": self.reply_id,
+            "content": content,
+            "parts": list(self._parts),
+            "model": model_label(self.config),
+            "finish_reason": reason,
+            "usage": usage,  # type: ignore[typeddict-item]
+            "context": context,
+            "error": _describe(self._error) if reason == "error" else None,
+        }
+
+    async def _store_partial(self, content: str, reason: FinishReason) -> None:
+        """Write the text the user saw into the thread as the reply."""
+        message = AIMessage(
+            id=self.reply_id, content=content, response_metadata={"finish_reason": reason}
+        )
+        try:
+            await self._graph.aupdate_state(
+                thread_config(self.thread_id), {"messages": [message]}, as_node="agent"
+            )
+        except Exception as exc:  # the reply is still returned to the caller
+            self._parts.append(
+                {
+                    "type": "thinking",
+                    "step": "generate",
+                    "content": f"could not store the partial reply: {exc}",
+                }
+            )
+
+
+def _describe(error: BaseException | None) -> str:
+    """Return a short, user-presentable description of a failure."""
+    if error is None:
+        return "the model produced no answer"
+    text = str(error).strip() or type(error).__name__
+    return f"{type(error).__name__}: {text}"[:500]
+
+
+async def run_turn(
+    *,
+    config: AgentConfig,
+    checkpointer: BaseCheckpointSaver | None,
+    thread_id: str,
+    user_message_id: str,
+    user_text: str,
+    reply_id: str,
+    retriever: Retriever | None = None,
+    has_documents: bool = False,
+    search_conversations: ConversationSearch | None = None,
+    **options: Any,
+) -> AsyncIterator[AgentEvent]:
+    """Yield the events of one turn (use `Turn` directly to stop it from elsewhere)."""
+    turn = Turn(
+        config=config,
+        checkpointer=checkpointer,
+        thread_id=thread_id,
+        user_message_id=user_message_id,
+        user_text=user_text,
+        reply_id=reply_id,
+        retriever=retriever,
+        has_documents=has_documents,
+        search_conversations=search_conversations,
+        **options,
+    )
+    async for event in turn.events():
+        yield event

@@ -1,0 +1,87 @@
+"""The graph's state (checkpointed per thread) and its per-run context (injected)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, TypedDict
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
+
+from agent.config import AgentConfig
+
+Route = Literal["rag", "agent"]
+# retriever(query, k) -> [{document_id, document_title, section, snippet, score, text}]
+Retriever = Callable[[str, int], Awaitable[list[dict[str, Any]]]]
+# search_conversations(query, limit) -> [{conversation_id, title, snippet, ...}]
+ConversationSearch = Callable[[str, int], Awaitable[list[dict[str, Any]]]]
+
+
+class Usage(TypedDict):
+    input_tokens: int
+    output_tokens: int
+    calls: int
+
+
+class AgentState(TypedDict, total=False):
+    """What the checkpointer keeps for one conversation."""
+
+    messages: Annotated[list[AnyMessage], add_messages]
+    # Numbered sliding window of summaries, oldest first.
+    summaries: list[str]
+    # Estimated-to-actual prompt size ratio, learned from the server's usage reports.
+    calibration: float
+    # Per-turn fields, reset by the route node at the start of every turn.
+    route: Route
+    route_reason: str
+    documents: list[dict[str, Any]]
+    iterations: int
+    tool_results: dict[str, str]
+    usage: Usage
+    internal_usage: Usage
+    ledger: dict[str, Any]
+
+
+async def find_no_documents(query: str, k: int) -> list[dict[str, Any]]:
+    """Return no documents (the default retriever)."""
+    return []
+
+
+async def find_no_conversations(query: str, limit: int) -> list[dict[str, Any]]:
+    """Return no conversations (the default conversation search)."""
+    return []
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentContext:
+    """Per-run dependencies, handed to nodes through LangGraph's runtime context."""
+
+    config: AgentConfig
+    llm: BaseChatModel
+    reply_id: str
+    summarizer: BaseChatModel | None = None
+    retriever: Retriever = find_no_documents
+    has_documents: bool = False
+    search_conversations: ConversationSearch | None = None
+
+    @property
+    def summary_model(self) -> BaseChatModel:
+        """Return the model that writes summaries (the chat model unless overridden)."""
+        return self.summarizer or self.llm
+
+
+def zero_usage() -> Usage:
+    """Return an empty usage counter."""
+    return {"input_tokens": 0, "output_tokens": 0, "calls": 0}
+
+
+def add_usage(usage: Usage | None, message: Any) -> Usage:
+    """Return `usage` plus the usage the server reported on `message`."""
+    total = dict(usage or zero_usage())
+    meta = getattr(message, "usage_metadata", None) or {}
+    total["input_tokens"] += int(meta.get("input_tokens") or 0)
+    total["output_tokens"] += int(meta.get("output_tokens") or 0)
+    total["calls"] += 1
+    return total  # type: ignore[return-value]

@@ -1,0 +1,116 @@
+"""Estimate token counts offline for Korean and English text (no tokenizer download)."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable, Sequence
+
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+
+# One pass over the text: Hangul syllables, other CJK, ASCII words, digit runs,
+# whitespace (free), then any other single character.
+_PIECE = re.compile(
+    r"(?P<hangul>[\uac00-\ud7a3])"
+    r"|(?P<jamo>[\u1100-\u11ff\u3130-\u318f])"
+    r"|(?P<cjk>[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff])"
+    r"|(?P<word>[A-Za-z]+)"
+    r"|(?P<digits>[0-9]+)"
+    r"|(?P<space>\s+)"
+    r"|(?P<other>.)",
+    re.DOTALL,
+)
+_HANGUL = re.compile(r"[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]")
+_LETTER = re.compile(r"[^\W\d_]")
+
+# Per-message framing the chat format adds (role markers, separators).
+MESSAGE_OVERHEAD_TOKENS = 4
+# Calibration never moves the estimate further than this from the raw figure.
+CALIBRATION_BOUNDS = (0.5, 3.0)
+
+
+def _word_tokens(length: int) -> float:
+    """Return the tokens of one ASCII word: short words are one, long ones split."""
+    return 1.0 if length <= 4 else 1.0 + (length - 4) / 4.0
+
+
+def estimate_raw_tokens(text: str) -> float:
+    """Return the uncalibrated token estimate of `text` as a float."""
+    total = 0.0
+    for match in _PIECE.finditer(text):
+        kind = match.lastgroup
+        piece = match.group()
+        if kind == "hangul":
+            # o200k/cl100k average roughly one token per common syllable.
+            total += 1.0
+        elif kind in ("jamo", "cjk"):
+            total += 1.0
+        elif kind == "word":
+            total += _word_tokens(len(piece))
+        elif kind == "digits":
+            total += math.ceil(len(piece) / 3)
+        elif kind == "other":
+            # Punctuation is usually one token; emoji and rare scripts take more.
+            total += 1.0 if ord(piece) < 0x3000 else len(piece.encode("utf-8")) / 2
+    return total
+
+
+def estimate_tokens(text: str, calibration: float = 1.0) -> int:
+    """Estimate the tokens of `text`, scaled by the thread's calibration factor."""
+    if not text:
+        return 0
+    return math.ceil(estimate_raw_tokens(text) * calibration)
+
+
+def message_text(message: BaseMessage) -> str:
+    """Return the text content of `message` (text blocks joined)."""
+    content = message.content
+    if isinstance(content, str):
+        return content
+    return "".join(
+        block if isinstance(block, str) else str(block.get("text", "")) for block in content
+    )
+
+
+def billable_text(message: BaseMessage) -> str:
+    """Return everything of `message` a model is billed for (content, tool calls, ids)."""
+    text = message_text(message)
+    if isinstance(message, AIMessage) and message.tool_calls:
+        calls = [{"name": c["name"], "args": c["args"]} for c in message.tool_calls]
+        text += json.dumps(calls, ensure_ascii=False)
+    if isinstance(message, ToolMessage):
+        text += message.tool_call_id or ""
+    return text
+
+
+def estimate_message_tokens(messages: Iterable[BaseMessage], calibration: float = 1.0) -> int:
+    """Estimate the prompt tokens of `messages`, framing included."""
+    total = 0.0
+    for message in messages:
+        total += estimate_raw_tokens(billable_text(message)) + MESSAGE_OVERHEAD_TOKENS
+    return math.ceil(total * calibration)
+
+
+def update_calibration(current: float, raw_estimate: int, actual: int | None) -> float:
+    """Blend the server-reported prompt size into the calibration factor."""
+    if not actual or raw_estimate <= 0:
+        return current
+    ratio = actual / raw_estimate
+    low, high = CALIBRATION_BOUNDS
+    blended = 0.5 * current + 0.5 * ratio
+    return round(min(high, max(low, blended)), 4)
+
+
+def hangul_share(texts: Sequence[str]) -> float:
+    """Return the share of letters in `texts` that are Hangul."""
+    letters = hangul = 0
+    for text in texts:
+        letters += len(_LETTER.findall(text))
+        hangul += len(_HANGUL.findall(text))
+    return hangul / letters if letters else 0.0
+
+
+def detect_language(texts: Sequence[str]) -> str:
+    """Return "ko" when Hangul is a real share of the letters, else "en"."""
+    return "ko" if hangul_share(texts) >= 0.2 else "en"

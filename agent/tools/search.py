@@ -1,0 +1,56 @@
+"""Search tools backed by callables the caller injects (documents, other conversations)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import tool
+
+from agent.state import AgentContext
+
+CONTEXT_KEY = "agent_context"
+SNIPPET_CHARS = 600
+
+
+def context_from(config: RunnableConfig) -> AgentContext:
+    """Return the run's AgentContext that the tools node put into the config."""
+    context = (config.get("configurable") or {}).get(CONTEXT_KEY)
+    if not isinstance(context, AgentContext):
+        raise RuntimeError("search tools run only inside the agent graph")
+    return context
+
+
+def format_documents(items: list[dict[str, Any]]) -> str:
+    """Render retrieved document chunks as numbered text for the model."""
+    if not items:
+        return "No matching documents."
+    lines = []
+    for n, item in enumerate(items, 1):
+        title = item.get("document_title") or item.get("document_id") or "document"
+        text = str(item.get("text") or item.get("snippet") or "")[:SNIPPET_CHARS]
+        lines.append(f"({n}) {title} — {item.get('section') or ''}\n{text}")
+    return "\n\n".join(lines)
+
+
+@tool
+async def search_documents(query: str, k: int = 4, *, config: RunnableConfig) -> str:
+    """Search the user's documents; return the k best passages."""
+    context = context_from(config)
+    items = await context.retriever(query, max(1, min(int(k), 10)))
+    return format_documents(items)
+
+
+@tool
+async def search_conversations(query: str, limit: int = 5, *, config: RunnableConfig) -> str:
+    """Search the user's other conversations; return matching snippets."""
+    context = context_from(config)
+    if context.search_conversations is None:
+        return "Searching other conversations is not available."
+    items = await context.search_conversations(query, max(1, min(int(limit), 10)))
+    if not items:
+        return "No other conversation mentions that."
+    return "\n".join(
+        f"- {item.get('title') or item.get('conversation_id')}: {item.get('snippet', '')}"
+        for item in items
+    )

@@ -1,0 +1,298 @@
+"""Benchmark the agent's LLM calls and memory cost; print one JSON line.
+
+1. Seed 001's five scenarios: LLM calls per turn against the seed's table (2/3/2/3/3).
+2. A 60-turn Korean/English conversation with five planted facts, run with three
+   memories (full history, the seed's window that drops the oldest summary, ours) and
+   two fake summarizers (one keeps every fact, one keeps only the three newest).
+
+Everything runs against tests/support/fake_openai.py through the real ChatOpenAI.
+Run: uv run python bench/agent_calls.py
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import statistics
+import sys
+import uuid
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from langgraph.checkpoint.memory import InMemorySaver
+
+from agent import prompts
+from agent.config import AgentConfig
+from agent.intents import find_arithmetic
+from agent.runner import Turn
+from tests.support.fake_openai import (
+    FakeOpenAI,
+    Reply,
+    ToolCall,
+    count_tokens,
+    forced_tool,
+    message_texts,
+)
+
+SEED_TABLE = {"simple_chat": 2, "tool": 3, "rag": 2, "long_conversation": 3, "rag_tool": 3}
+FACTS = {
+    1: ("My employee number is 58213.", "58213"),
+    7: ("프로젝트 코드명은 파란고래입니다.", "파란고래"),
+    15: ("The server room door code is 7741.", "7741"),
+    30: ("제 딸의 생일은 9월 3일이에요.", "9월 3일"),
+    45: ("Our product launch city is Lisbon.", "Lisbon"),
+}
+FILLER_EN = (
+    "I spent the morning reviewing the quarterly planning notes with the design team, "
+    "and we talked about onboarding, the support backlog, a few dashboard tweaks and how "
+    "to keep the weekly sync short enough that nobody dreads it. After lunch I answered "
+    "customer emails and drafted a short update for the leadership meeting on Friday, "
+    "then spent the rest of the afternoon on code review. "
+)
+FILLER_KO = (
+    "오늘 오전에는 디자인 팀과 분기 계획 문서를 함께 검토했고, 온보딩 절차와 고객 지원 "
+    "대기 목록, 대시보드 개선 사항, 그리고 주간 회의를 짧게 유지하는 방법에 대해 이야기했어요. "
+    "점심 후에는 메일에 답장했어요. "
+)
+# A typical short assistant answer (~100 tokens), in the user's language.
+REPLY_EN = (
+    "Thanks for the update. It sounds like a productive day: reviewing the planning notes "
+    "with design early helps everyone agree on priorities, and keeping the weekly sync short "
+    "is a good habit. For the leadership update, lead with the two or three decisions you "
+    "need from them, then the risks, then the details. If you want, I can help you draft "
+    "that update or turn the backlog into a short prioritised list."
+)
+REPLY_KO = (
+    "공유해 주셔서 감사합니다. 디자인 팀과 계획 문서를 먼저 검토하면 우선순위를 맞추기 쉽고, "
+    "주간 회의를 짧게 유지하는 것도 좋은 습관이에요. 지원 대기 목록은 영향이 큰 것부터 "
+    "정리하면 좋겠습니다. 원하시면 보고서 초안이나 우선순위 목록을 함께 만들어 드릴게요."
+)
+
+
+def kind_of(body: dict[str, Any]) -> str:
+    """Classify a recorded request: router, summarizer or main model."""
+    if forced_tool(body) is not None:
+        return "router"
+    systems = message_texts(body, "system")
+    if systems and systems[0].startswith(prompts.SUMMARIZER_MARKER):
+        return "summarizer"
+    return "main"
+
+
+def request_tokens(body: dict[str, Any]) -> int:
+    """Count a request's prompt tokens the way the fake server reports them."""
+    texts = [*message_texts(body), json.dumps(body.get("tools") or "")]
+    return sum(count_tokens(t) + 4 for t in texts)
+
+
+def planted_in(text: str, keep_last: int | None) -> list[str]:
+    """Return the planted fact sentences found in `text` (only the newest few if lossy)."""
+    found = [sentence for sentence, key in FACTS.values() if key in text]
+    return found[-keep_last:] if keep_last else found
+
+
+def summarizer_reply(body: dict[str, Any], keep_last: int | None) -> Reply:
+    """Summarize like a model that keeps the planted facts (all, or the newest few)."""
+    system = message_texts(body, "system")[0]
+    request = message_texts(body, "user")[-1]
+    if prompts.MERGED_MARKER in system:
+        earlier, _, newer = request.partition("Newer messages:")
+        merged = " ".join(planted_in(earlier, keep_last)) or "Small talk about work."
+        new = " ".join(planted_in(newer, keep_last)) or "Small talk about work."
+        return Reply(text=f"{prompts.MERGED_MARKER}\n{merged}\n{prompts.NEW_MARKER}\n{new}")
+    return Reply(text=" ".join(planted_in(request, keep_last)) or "Small talk about work.")
+
+
+def make_responder(keep_last: int | None):
+    """Return the fake server's responder for the benchmark."""
+
+    def respond(body: dict[str, Any]) -> Reply:
+        kind = kind_of(body)
+        if kind == "router":
+            users = message_texts(body, "user")
+            rag = re.search(r"정책|policy", users[-1] if users else "")
+            route = "rag" if rag else "agent"
+            return Reply(
+                tool_calls=[ToolCall("RouteDecision", {"route": route, "reason": "bench"})]
+            )
+        if kind == "summarizer":
+            return summarizer_reply(body, keep_last)
+        last = body["messages"][-1]
+        if last["role"] == "tool":
+            return Reply(text=f"결과는 {last['content']}입니다.")
+        expression = find_arithmetic(last.get("content") or "")
+        if body.get("tools") and expression:
+            return Reply(tool_calls=[ToolCall("calculator", {"expression": expression})])
+        users = message_texts(body, "user")
+        korean = bool(users) and re.search(r"[가-힣]", users[-1])
+        return Reply(text=REPLY_KO if korean else REPLY_EN)
+
+    return respond
+
+
+async def retriever(query: str, k: int) -> list[dict[str, Any]]:
+    """Return one fixed passage of the leave policy."""
+    return [
+        {
+            "document_id": "policy",
+            "document_title": "휴가 정책",
+            "section": "연차",
+            "snippet": "연차 15일",
+            "score": 0.9,
+            "text": "연차는 15일, 병가는 10일입니다.",
+        }
+    ]
+
+
+async def run(config: AgentConfig, saver: Any, thread: str, text: str) -> dict[str, Any]:
+    """Run one turn (user with documents) and return its finished event."""
+    turn = Turn(
+        config=config,
+        checkpointer=saver,
+        thread_id=thread,
+        user_message_id=str(uuid.uuid4()),
+        user_text=text,
+        reply_id=str(uuid.uuid4()),
+        retriever=retriever,
+        has_documents=True,
+    )
+    events = [event async for event in turn.events()]
+    return events[-1]
+
+
+async def scenario_calls(server: FakeOpenAI, config: AgentConfig) -> dict[str, Any]:
+    """Count LLM calls per seed-001 scenario (only the measured turn)."""
+    saver = InMemorySaver()
+    cases = {
+        "simple_chat": ([], "안녕하세요"),
+        "tool": ([], "123 * 456 계산해줘"),
+        "rag": ([], "회사 휴가 정책이 뭐야?"),
+        "long_conversation": (
+            [
+                "내 이름은 철수야",
+                "프로젝트 마감일은 3월 15일이야",
+                "예산은 1억원이야",
+                "좋아",
+                "고마워",
+            ],
+            "아까 말한 프로젝트 마감일이 언제라고 했지?",
+        ),
+        "rag_tool": ([], "회사 휴가 정책 기준으로 15 - 7 계산해줘"),
+    }
+    result = {}
+    for name, (history, question) in cases.items():
+        thread = str(uuid.uuid4())
+        for text in history:
+            await run(config, saver, thread, text)
+        before = len(server.requests)
+        await run(config, saver, thread, question)
+        kinds = [kind_of(b) for b in server.requests[before:]]
+        result[name] = {
+            "ours": len(kinds),
+            "seed": SEED_TABLE[name],
+            "router": kinds.count("router"),
+            "summarizer": kinds.count("summarizer"),
+            "main": kinds.count("main"),
+        }
+    return result
+
+
+def user_message(turn: int) -> str:
+    """Return the scripted user message of `turn` (~80 tokens, a fact on planted turns)."""
+    if turn == 60:
+        return (
+            "Please list everything I asked you to remember during this conversation: my "
+            "employee number, the project code name, the door code, my daughter's birthday "
+            "and the launch city."
+        )
+    filler = FILLER_KO if turn % 2 else FILLER_EN
+    fact = FACTS.get(turn, ("", ""))[0]
+    return f"{fact} {filler}".strip()
+
+
+async def long_conversation(server: FakeOpenAI, config: AgentConfig) -> dict[str, Any]:
+    """Run the 60-turn conversation once and measure what each request carried."""
+    saver, thread = InMemorySaver(), str(uuid.uuid4())
+    per_turn: list[int] = []
+    summarizer_calls = summarizer_tokens = 0
+    verbatim = True
+    last_main: dict[str, Any] = {}
+    for turn in range(1, 61):
+        before = len(server.requests)
+        text = user_message(turn)
+        await run(config, saver, thread, text)
+        bodies = server.requests[before:]
+        mains = [b for b in bodies if kind_of(b) == "main"]
+        summaries = [b for b in bodies if kind_of(b) == "summarizer"]
+        per_turn.append(sum(request_tokens(b) for b in mains))
+        summarizer_calls += len(summaries)
+        summarizer_tokens += sum(request_tokens(b) for b in summaries)
+        verbatim &= all(message_texts(b, "user")[-1] == text for b in mains)
+        last_main = mains[-1]
+    carried = " ".join(message_texts(last_main))
+    steady = per_turn[9:]
+    return {
+        "main_input_total": sum(per_turn),
+        "main_input_per_turn": per_turn,
+        "summarizer_calls": summarizer_calls,
+        "summarizer_calls_per_turn": round(summarizer_calls / 60, 3),
+        "summarizer_input_total": summarizer_tokens,
+        "facts_in_turn60": [key for _, key in FACTS.values() if key in carried],
+        "turn10_60_mean": round(statistics.mean(steady)),
+        "turn10_60_max_over_mean": round(max(steady) / statistics.mean(steady), 2),
+        "turn10_60_first_vs_last_10_mean": [
+            round(statistics.mean(steady[:10])),
+            round(statistics.mean(steady[-10:])),
+        ],
+        "current_message_verbatim": verbatim,
+    }
+
+
+async def memory_comparison(server: FakeOpenAI, base: AgentConfig) -> dict[str, Any]:
+    """Compare full history, the seed's window and ours under one summarizer."""
+    memories = {
+        "full_history": replace(base, memory_max_messages=10**6, compression_threshold=1.0),
+        "seed_window": replace(base, summary_overflow="drop"),
+        "ours": base,
+    }
+    results = {name: await long_conversation(server, cfg) for name, cfg in memories.items()}
+    full = results["full_history"]["main_input_total"]
+    for figures in results.values():
+        figures["main_input_vs_full"] = round(figures["main_input_total"] / full, 3)
+        with_summaries = figures["main_input_total"] + figures["summarizer_input_total"]
+        figures["with_summarizer_vs_full"] = round(with_summaries / full, 3)
+    return results
+
+
+async def main() -> dict[str, Any]:
+    """Run every part of the benchmark and return the figures."""
+    output: dict[str, Any] = {"bench": "agent_calls"}
+    for label, keep_last in (("fact_keeping", None), ("lossy_newest3", 3)):
+        with FakeOpenAI(make_responder(keep_last)) as server:
+            config = AgentConfig(
+                model="bench-model",
+                openai_api_key="bench",
+                openai_base_url=server.base_url,
+                max_retries=0,
+            )
+            if keep_last is None:
+                output["scenarios"] = await scenario_calls(server, config)
+            output[label] = await memory_comparison(server, config)
+    ours = output["fact_keeping"]["ours"]
+    output["targets"] = {
+        "main_input_le_20pct_of_full": ours["main_input_vs_full"] <= 0.20,
+        "with_summarizer_le_25pct": ours["with_summarizer_vs_full"] <= 0.25,
+        "all_five_facts_at_turn60": len(ours["facts_in_turn60"]) == 5,
+        "summarizer_calls_le_0.4_per_turn": ours["summarizer_calls_per_turn"] <= 0.4,
+        "flat_from_turn10": ours["turn10_60_max_over_mean"] <= 1.5,
+        "current_message_verbatim": ours["current_message_verbatim"],
+    }
+    return output
+
+
+if __name__ == "__main__":
+    print(json.dumps(asyncio.run(main()), ensure_ascii=False))

@@ -1,0 +1,80 @@
+"""Fixtures for the agent tests: the fake OpenAI server, checkpointers, a turn runner."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent.checkpoint import close_checkpointer, open_checkpointer
+from agent.config import AgentConfig
+from tests.agent.helpers import memory_responder
+from tests.support.fake_openai import FakeOpenAI
+
+POSTGRES_ADMIN_URL = os.environ.get(
+    "AGENT_TEST_POSTGRES_ADMIN_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
+)
+POSTGRES_TEST_DB = "agent_test"
+
+
+@pytest.fixture
+def fake_openai() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI(memory_responder) as server:
+        yield server
+
+
+@pytest.fixture
+def online_config(fake_openai: FakeOpenAI) -> AgentConfig:
+    return AgentConfig(
+        model="fake-model",
+        openai_api_key="test-key",
+        openai_base_url=fake_openai.base_url,
+        max_retries=0,
+        request_timeout=10,
+    )
+
+
+@pytest.fixture
+def offline_config() -> AgentConfig:
+    return AgentConfig(offline_chars_per_second=0)
+
+
+@pytest.fixture
+def sqlite_path(tmp_path: Path) -> str:
+    return str(tmp_path / "var" / "checkpoints.sqlite3")
+
+
+@pytest.fixture
+async def saver(sqlite_path: str) -> AsyncIterator[Any]:
+    checkpointer = await open_checkpointer(sqlite_path)
+    yield checkpointer
+    await close_checkpointer(checkpointer)
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> str:
+    """Return a URL of a scratch PostgreSQL database (skip when there is none)."""
+    import psycopg
+
+    try:
+        with psycopg.connect(POSTGRES_ADMIN_URL, autocommit=True, connect_timeout=3) as conn:
+            exists = conn.execute(
+                "SELECT 1 FROM pg_database WHERE datname = %s", (POSTGRES_TEST_DB,)
+            ).fetchone()
+            if not exists:
+                conn.execute(f'CREATE DATABASE "{POSTGRES_TEST_DB}"')
+    except psycopg.OperationalError as exc:
+        if os.environ.get("CI") == "true":
+            raise
+        pytest.skip(f"PostgreSQL unreachable: {exc}")
+    return POSTGRES_ADMIN_URL.rsplit("/", 1)[0] + f"/{POSTGRES_TEST_DB}"
+
+
+@pytest.fixture
+async def pg_saver(postgres_url: str) -> AsyncIterator[Any]:
+    checkpointer = await open_checkpointer(postgres_url)
+    yield checkpointer
+    await close_checkpointer(checkpointer)

@@ -1,0 +1,207 @@
+"""One turn as events: streaming, ids, ledger, routing, stop, failures."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from dataclasses import replace
+
+from agent.checkpoint import read_thread
+from agent.runner import Turn
+from tests.agent.helpers import is_summarizer_request, new_id, run_one
+from tests.support.fake_openai import Reply, ToolCall
+
+LONG = "The quick brown fox jumps over the lazy dog. " * 20
+
+
+def start_turn(config, saver, thread, text, **options) -> Turn:
+    return Turn(
+        config=config,
+        checkpointer=saver,
+        thread_id=thread,
+        user_message_id=options.pop("user_message_id", new_id()),
+        user_text=text,
+        reply_id=options.pop("reply_id", new_id()),
+        **options,
+    )
+
+
+async def test_token_indexes_are_character_offsets(online_config, saver):
+    result = await run_one(online_config, saver, new_id(), "안녕 세계, hello world")
+    text = ""
+    for event in result.of_type("token"):
+        assert event["index"] == len(text)
+        text += event["text"]
+    assert text == result.finished["content"] == "Echo: 안녕 세계, hello world"
+    assert [e["type"] for e in result.events].count("finished") == 1
+
+
+async def test_checkpoint_ids_equal_the_callers_ids(online_config, saver, fake_openai):
+    thread, user_id, reply_id = new_id(), new_id(), new_id()
+    result = await run_one(
+        online_config, saver, thread, "hi", user_message_id=user_id, reply_id=reply_id
+    )
+    memory = await read_thread(saver, thread)
+    assert memory["message_ids"] == [user_id, reply_id]
+    assert result.finished["message_id"] == reply_id
+    context = result.finished["context"]
+    assert context["message_ids"] == [user_id]
+    assert context["actual_input_tokens"] == result.finished["usage"]["input_tokens"] > 0
+    assert (
+        context["estimated_input_tokens"] > 0 and context["window"] == online_config.context_window
+    )
+
+
+async def test_usage_sums_the_main_model_calls(online_config, saver, fake_openai):
+    fake_openai.enqueue(
+        Reply(tool_calls=[ToolCall("calculator", {"expression": "2+2"})], prompt_tokens=100),
+        Reply(text="4", prompt_tokens=150),
+    )
+    result = await run_one(online_config, saver, new_id(), "2+2")
+    assert result.finished["usage"]["input_tokens"] == 250
+
+
+async def test_router_llm_decides_when_rules_cannot_and_rag_sends_sources(
+    online_config, saver, fake_openai
+):
+    async def retriever(query: str, k: int) -> list[dict]:
+        return [
+            {
+                "document_id": "d1",
+                "document_title": "Handbook",
+                "section": "Leave",
+                "snippet": "15 days",
+                "score": 0.9,
+                "text": "Annual leave is 15 days.",
+            }
+        ]
+
+    fake_openai.enqueue(
+        Reply(tool_calls=[ToolCall("RouteDecision", {"route": "rag", "reason": "policy"})]),
+        "You get 15 days of annual leave.",
+    )
+    result = await run_one(
+        online_config,
+        saver,
+        new_id(),
+        "회사 휴가 정책이 뭐야?",
+        retriever=retriever,
+        has_documents=True,
+    )
+    assert result.thinking("route") == ["llm: rag (policy)"]
+    assert result.of_type("sources")[0]["items"][0]["document_id"] == "d1"
+    assert "Annual leave is 15 days." in fake_openai.requests[1]["messages"][0]["content"]
+    assert result.finished["context"]["documents"] == ["d1"]
+    assert any(p["type"] == "references" for p in result.finished["parts"])
+    assert result.text == "You get 15 days of annual leave."  # router tokens never reach the user
+    assert result.finished["context"]["internal_usage"]["calls"] == 1
+
+
+async def test_rules_route_greetings_without_an_llm_call(online_config, saver, fake_openai):
+    result = await run_one(online_config, saver, new_id(), "안녕하세요", has_documents=True)
+    assert result.thinking("route") == ["rule: greeting → agent"]
+    assert len(fake_openai.requests) == 1
+
+
+async def test_summarizer_tokens_never_reach_the_user(online_config, saver, fake_openai):
+    thread = new_id()
+    for n in range(6):
+        result = await run_one(online_config, saver, thread, f"message number {n}")
+        assert result.text == f"Echo: message number {n}"
+    assert any(is_summarizer_request(b) for b in fake_openai.requests)
+
+
+async def test_stop_keeps_the_partial_reply_in_memory(online_config, saver, fake_openai):
+    thread, reply_id = new_id(), new_id()
+    fake_openai.enqueue(Reply(text=LONG, chars_per_second=400))
+    turn = start_turn(online_config, saver, thread, "tell me a story", reply_id=reply_id)
+    events = []
+    async for event in turn.events():
+        events.append(event)
+        if event["type"] == "token" and event["index"] >= 40:
+            await turn.stop()
+    finished = events[-1]
+    streamed = "".join(e["text"] for e in events if e["type"] == "token")
+    assert finished["finish_reason"] == "stopped"
+    assert finished["content"] == streamed and 40 <= len(streamed) < len(LONG)
+    memory = await read_thread(saver, thread)
+    assert memory["messages"][-1] == {"id": reply_id, "role": "assistant", "content": streamed}
+    await run_one(online_config, saver, thread, "go on")
+    sent = fake_openai.requests[-1]["messages"]
+    assert {"role": "assistant", "content": streamed} in [
+        {"role": m["role"], "content": m["content"]} for m in sent
+    ]
+
+
+async def test_cancelling_the_consumer_stores_the_partial_and_sets_finished(
+    online_config, saver, fake_openai
+):
+    thread, reply_id = new_id(), new_id()
+    fake_openai.enqueue(Reply(text=LONG, chars_per_second=400))
+    turn = start_turn(online_config, saver, thread, "tell me a story", reply_id=reply_id)
+    got_tokens = asyncio.Event()
+
+    async def consume() -> None:
+        async for event in turn.events():
+            if event["type"] == "token":
+                got_tokens.set()
+
+    task = asyncio.create_task(consume())
+    await asyncio.wait_for(got_tokens.wait(), 5)
+    await asyncio.sleep(0.05)
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    assert task.cancelled()
+    assert turn.finished is not None and turn.finished["finish_reason"] == "stopped"
+    memory = await read_thread(saver, thread)
+    assert memory["messages"][-1]["id"] == reply_id
+    assert memory["messages"][-1]["content"] == turn.finished["content"] != ""
+
+
+async def test_stream_broken_midway_ends_with_error_and_keeps_the_text(
+    online_config, saver, fake_openai
+):
+    thread = new_id()
+    fake_openai.enqueue(Reply(text="Hello there, this will break", fail_after_chunks=3))
+    result = await run_one(online_config, saver, thread, "hi")
+    assert result.finished["finish_reason"] == "error"
+    assert result.finished["error"]
+    assert result.finished["content"] == "Hello there,"
+    memory = await read_thread(saver, thread)
+    assert memory["messages"][-1]["content"] == "Hello there,"
+
+
+async def test_http_500_ends_with_error(online_config, saver, fake_openai):
+    fake_openai.enqueue(Reply(status=500))
+    result = await run_one(online_config, saver, new_id(), "hi")
+    assert result.finished["finish_reason"] == "error"
+    assert "500" in result.finished["error"] or "Internal" in result.finished["error"]
+    assert result.finished["content"] == ""
+
+
+async def test_connection_refused_ends_with_error(online_config, saver):
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = replace(
+        online_config, openai_base_url=f"http://127.0.0.1:{port}/v1", request_timeout=3
+    )
+    result = await run_one(config, saver, new_id(), "hi")
+    assert result.finished["finish_reason"] == "error"
+    assert "Connection" in result.finished["error"]
+
+
+async def test_length_maps_to_max_tokens(online_config, saver, fake_openai):
+    fake_openai.enqueue(Reply(text="cut off", finish_reason="length"))
+    result = await run_one(online_config, saver, new_id(), "hi")
+    assert result.finished["finish_reason"] == "max_tokens"
+
+
+async def test_next_turn_after_an_error_works(online_config, saver, fake_openai):
+    thread = new_id()
+    fake_openai.enqueue(Reply(status=500))
+    await run_one(online_config, saver, thread, "first")
+    result = await run_one(online_config, saver, thread, "second")
+    assert result.finished["finish_reason"] == "end_turn"
+    users = [m["content"] for m in fake_openai.requests[-1]["messages"] if m["role"] == "user"]
+    assert users == ["first", "second"]

@@ -1,0 +1,1 @@
+"""Test doubles for what lies outside the app (the LLM server)."""
