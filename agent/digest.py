@@ -11,18 +11,23 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from agent.config import AgentConfig
 from agent.llm import get_chat_model
 from agent.memory import INTERNAL_TAG
+from agent.tokens import estimate_tokens
 
 SECTION_TITLES = {
     "ko": ("주요 내용", "결정 사항", "다음 할 일"),
     "en": ("Main points", "Decisions", "Next actions"),
 }
-DIGEST_SYSTEM = """Summarize the conversation below for the person who had it.
+DIGEST_MARKER = "Summarize the conversation below for the person who had it."
+DIGEST_SYSTEM = (
+    DIGEST_MARKER
+    + """
 Write in {language}. Use at most {max_words} words in total.
 Answer in exactly three sections with these headings, each followed by short bullet points
 ("- "), and "- (none)" when a section has nothing:
 ## {main}
 ## {decisions}
 ## {actions}"""
+)
 DECISION_CUES = re.compile(
     r"\b(decided|decide|agreed|will|going to|chose|choose|let's)\b|결정|하기로|정했|합의|확정",
     re.IGNORECASE,
@@ -116,6 +121,18 @@ def parse_digest(text: str, language: str) -> Digest:
     )
 
 
+def fit_transcript(turns: Sequence[tuple[str, str]], *, budget: int) -> str:
+    """Return the newest turns as a transcript that fits in `budget` tokens."""
+    lines: list[str] = []
+    for role, text in reversed(turns):
+        line = f"{role}: {text}"
+        budget -= estimate_tokens(line) + 4
+        if budget < 0 and lines:
+            break
+        lines.append(line)
+    return "\n".join(reversed(lines))
+
+
 async def summarize_conversation(
     config: AgentConfig, turns: Sequence[tuple[str, str]], *, max_words: int = 200
 ) -> Digest:
@@ -131,7 +148,7 @@ async def summarize_conversation(
         decisions=decisions,
         actions=actions,
     )
-    transcript = "\n".join(f"{role}: {text}" for role, text in turns)
+    transcript = fit_transcript(turns, budget=int(config.context_window * 0.5))
     model = get_chat_model(config).with_config(tags=[INTERNAL_TAG])
     reply = await model.ainvoke([SystemMessage(system), HumanMessage(transcript)])
     return parse_digest(str(reply.content), language)

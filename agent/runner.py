@@ -41,6 +41,7 @@ from agent.state import (
     AgentContext,
     ConversationSearch,
     Retriever,
+    SectionLookup,
     Usage,
     find_no_documents,
     zero_usage,
@@ -81,6 +82,7 @@ class Turn:
         retriever: Retriever | None = None,
         has_documents: bool = False,
         search_conversations: ConversationSearch | None = None,
+        section_lookup: SectionLookup | None = None,
         llm: BaseChatModel | None = None,
         summarizer: BaseChatModel | None = None,
     ) -> None:
@@ -99,6 +101,7 @@ class Turn:
             "retriever": retriever or find_no_documents,
             "has_documents": has_documents,
             "search_conversations": search_conversations,
+            "section_lookup": section_lookup,
         }
         self._text: list[str] = []
         self._length = 0

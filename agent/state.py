@@ -17,6 +17,8 @@ Route = Literal["rag", "agent"]
 Retriever = Callable[[str, int], Awaitable[list[dict[str, Any]]]]
 # search_conversations(query, limit) -> [{conversation_id, title, snippet, ...}]
 ConversationSearch = Callable[[str, int], Awaitable[list[dict[str, Any]]]]
+# section_lookup(document, section) -> {document_title, section, text, ...} | None
+SectionLookup = Callable[[str, str], Awaitable[dict[str, Any] | None]]
 
 
 class Usage(TypedDict):
@@ -65,6 +67,7 @@ class AgentContext:
     retriever: Retriever = find_no_documents
     has_documents: bool = False
     search_conversations: ConversationSearch | None = None
+    section_lookup: SectionLookup | None = None
 
     @property
     def summary_model(self) -> BaseChatModel:

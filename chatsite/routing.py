@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from channels.auth import AuthMiddlewareStack
 from channels.routing import URLRouter
-from channels.security.websocket import AllowedHostsOriginValidator
 
+from conversations.realtime.auth import SocketAuthRouter
 from conversations.routing import websocket_urlpatterns
 
-websocket_application = AllowedHostsOriginValidator(
-    AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
-)
+# Browsers: session cookie behind AllowedHostsOriginValidator. Clients that send a token
+# or no Origin: Bearer auth only (see conversations/realtime/auth.py).
+websocket_application = SocketAuthRouter(URLRouter(websocket_urlpatterns))

@@ -45,6 +45,7 @@ INSTALLED_APPS = [
     "channels",
     "accounts",
     "conversations",
+    "knowledge",
 ]
 
 MIDDLEWARE = [
@@ -176,6 +177,12 @@ MESSAGE_MAX_CHARS = int(os.environ.get("MESSAGE_MAX_CHARS", 32000))
 CONVERSATION_TITLE_MAX_CHARS = 200
 # How fast the built-in offline model types (characters per second; 0 = all at once).
 OFFLINE_MODEL_CHARS_PER_SECOND = float(os.environ.get("OFFLINE_MODEL_CHARS_PER_SECOND", 400))
+# Conversations archived longer ago than this are purged by `manage.py purge_archived` (0: never).
+CHAT_RETENTION_ARCHIVED_DAYS = int(os.environ.get("CHAT_RETENTION_ARCHIVED_DAYS", 0))
+CHAT_IMPORT_MAX_BYTES = int(os.environ.get("CHAT_IMPORT_MAX_BYTES", 64 * 1024 * 1024))
+# The conversation summary is written automatically past either threshold (seed 004).
+CHAT_AUTO_SUMMARY_MESSAGES = int(os.environ.get("CHAT_AUTO_SUMMARY_MESSAGES", 50))
+CHAT_AUTO_SUMMARY_TOKENS = int(os.environ.get("CHAT_AUTO_SUMMARY_TOKENS", 10000))
 # Where the LangGraph checkpointer keeps threads: the same PostgreSQL, or its own SQLite file.
 CHECKPOINT_URL = os.environ.get("CHECKPOINT_URL") or (
     DATABASE_URL if DATABASE_URL.startswith("postgres") else str(VAR_DIR / "checkpoints.sqlite3")
@@ -188,3 +195,18 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     "loggers": {"httpx": {"level": "WARNING"}, "daphne": {"level": "WARNING"}},
 }
+
+# --- realtime replies (conversations/realtime) ------------------------------------
+# Tokens are sent in chunks of this window (the first at once); never one frame per token.
+CHAT_STREAM_COALESCE_MS = int(os.environ.get("CHAT_STREAM_COALESCE_MS", 40))
+# A running reply refreshes its heartbeat this often; one silent this long belonged to a
+# process that died, and the next process that looks stores it as `interrupted`.
+CHAT_RUN_HEARTBEAT_SECONDS = float(os.environ.get("CHAT_RUN_HEARTBEAT_SECONDS", 5))
+CHAT_RUN_STALE_SECONDS = float(os.environ.get("CHAT_RUN_STALE_SECONDS", 30))
+
+# --- knowledge base (knowledge/) ---------------------------------------------------
+KNOWLEDGE_MAX_UPLOAD_BYTES = int(os.environ.get("KNOWLEDGE_MAX_UPLOAD_BYTES", 10 * 1024 * 1024))
+KNOWLEDGE_ALLOWED_EXTENSIONS = (".txt", ".md", ".markdown", ".pdf")
+# Chunks are about this many characters, and repeat this many from the chunk before.
+KNOWLEDGE_CHUNK_CHARS = int(os.environ.get("KNOWLEDGE_CHUNK_CHARS", 1200))
+KNOWLEDGE_CHUNK_OVERLAP = int(os.environ.get("KNOWLEDGE_CHUNK_OVERLAP", 200))

@@ -2,9 +2,12 @@ from __future__ import annotations
 
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
+from django.contrib.auth.decorators import login_not_required
 from django.urls import include, path
+from django.views.i18n import JavaScriptCatalog, set_language
 
 from accounts import views as account_views
+from conversations import api as conversations_api
 from conversations import views as conversation_views
 
 urlpatterns = [
@@ -15,11 +18,34 @@ urlpatterns = [
         conversation_views.detail,
         name="conversation",
     ),
+    path(
+        "conversations/<uuid:conversation_id>/export/",
+        conversation_views.export,
+        name="conversation_export",
+    ),
+    path(
+        "conversations/<uuid:conversation_id>/messages/fragment/",
+        conversation_views.older_messages_fragment,
+        name="conversation_older_messages",
+    ),
+    path(
+        "conversations/<uuid:conversation_id>/messages/<uuid:message_id>/fragment/",
+        conversation_views.message_fragment,
+        name="message_fragment",
+    ),
+    path("documents/", include("knowledge.urls")),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/signup/", account_views.signup, name="signup"),
     path("settings/tokens/", account_views.tokens, name="tokens"),
     path("settings/tokens/<int:token_id>/revoke/", account_views.revoke_token, name="token_revoke"),
-    path("i18n/", include("django.conf.urls.i18n")),
+    # The language switcher works before logging in too.
+    path("i18n/setlang/", login_not_required(set_language), name="set_language"),
+    path(
+        "jsi18n/",
+        login_not_required(JavaScriptCatalog.as_view(domain="djangojs")),
+        name="javascript-catalog",
+    ),
     path("admin/", admin.site.urls),
+    path("api/v1/", conversations_api.get_urls()),
 ]

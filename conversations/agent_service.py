@@ -20,6 +20,8 @@ from agent.digest import Digest, summarize_conversation
 from agent.events import AgentEvent, FinishedEvent
 from agent.runner import Turn
 from agent.tokens import estimate_tokens
+from knowledge.retrieval import aretrieve
+from knowledge.selectors import aget_document_section, auser_has_documents
 
 from . import services
 from .models import Conversation, Message
@@ -64,6 +66,19 @@ def _search_other_conversations(user_id: int, exclude_id: uuid.UUID):
     return search
 
 
+def _knowledge_for(user_id: int):
+    """Return the retriever and section lookup over one user's documents."""
+
+    async def retriever(query: str, k: int) -> list[dict[str, Any]]:
+        return [dict(item) for item in await aretrieve(user_id=user_id, query=query, k=k)]
+
+    async def section_lookup(document: str, section: str) -> dict[str, Any] | None:
+        found = await aget_document_section(user_id=user_id, document=document, section=section)
+        return dict(found) if found else None
+
+    return retriever, section_lookup
+
+
 async def arun_agent_turn(
     *,
     conversation: Conversation,
@@ -78,6 +93,8 @@ async def arun_agent_turn(
     cancelled, the partial reply is stored with finish_reason "stopped" before
     CancelledError propagates.
     """
+    owner_id = conversation.created_by_id
+    retriever, section_lookup = _knowledge_for(owner_id)
     turn = Turn(
         config=build_agent_config(),
         checkpointer=await aget_checkpointer(),
@@ -85,9 +102,10 @@ async def arun_agent_turn(
         user_message_id=str(user_message.id),
         user_text=user_message.content,
         reply_id=str(reply_id),
-        search_conversations=_search_other_conversations(
-            conversation.created_by_id, conversation.id
-        ),
+        retriever=retriever,
+        has_documents=await auser_has_documents(owner_id),
+        section_lookup=section_lookup,
+        search_conversations=_search_other_conversations(owner_id, conversation.id),
     )
     finished: FinishedEvent | None = None
     try:
@@ -104,6 +122,10 @@ async def arun_agent_turn(
     assert finished is not None, "a turn always ends with a finished event"
     message = await astore_reply(conversation.id, finished)
     await on_event(finished)
+    # After the reply is out, so the conversation summary never delays it.
+    from .summaries import maybe_auto_summarize
+
+    await maybe_auto_summarize(conversation.id)
     return message
 
 

@@ -12,9 +12,12 @@ from django.db import transaction
 logger = logging.getLogger(__name__)
 
 
+CONVERSATION_GROUP_PREFIX = "conv."
+
+
 def conversation_group(conversation_id: Any) -> str:
     """Name the channel-layer group of one conversation's sockets."""
-    return f"conv.{conversation_id}"
+    return f"{CONVERSATION_GROUP_PREFIX}{conversation_id}"
 
 
 def user_group(user_id: Any) -> str:
@@ -27,17 +30,28 @@ def _group_send(group: str, event: dict[str, Any]) -> None:
     if layer is None:
         return
     try:
-        async_to_sync(layer.group_send)(group, event)
+        async_to_sync(layer.group_send)(group, {**event, "group": group})
     except Exception:  # a realtime hiccup must never undo a stored write
         logger.exception("realtime event to %s failed", group)
 
 
+def send_now(groups: list[str], frame: dict[str, Any]) -> None:
+    """Send `frame` to the sockets of `groups` (from sync code, outside the server loop).
+
+    Conversation frames go through this process's realtime hub when the server runs
+    here, so they reach local sockets in order with the reply's frames and other
+    processes once; otherwise (a management command) through the channel layer.
+    """
+    from .realtime.hub import current_hub
+
+    hub = current_hub()
+    for group in groups:
+        if hub is not None and group.startswith(CONVERSATION_GROUP_PREFIX):
+            hub.post_threadsafe(group[len(CONVERSATION_GROUP_PREFIX) :], frame)
+        else:
+            _group_send(group, {"type": "chat.frame", "frame": frame})
+
+
 def send_on_commit(groups: list[str], frame: dict[str, Any]) -> None:
     """Send `frame` to the sockets of `groups` once the current transaction commits."""
-    event = {"type": "chat.frame", "frame": frame}
-
-    def send() -> None:
-        for group in groups:
-            _group_send(group, event)
-
-    transaction.on_commit(send)
+    transaction.on_commit(lambda: send_now(groups, frame))

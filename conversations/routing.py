@@ -1,5 +1,11 @@
-"""Websocket routes (SPEC: /ws/conversations/<id>/); the consumer arrives with realtime."""
+"""Websocket routes (SPEC: /ws/conversations/<id>/)."""
 
 from __future__ import annotations
 
-websocket_urlpatterns: list = []
+from django.urls import path
+
+from .consumers import ConversationConsumer
+
+websocket_urlpatterns = [
+    path("ws/conversations/<str:conversation_id>/", ConversationConsumer.as_asgi()),
+]

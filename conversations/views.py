@@ -2,15 +2,35 @@
 
 from __future__ import annotations
 
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
+from datetime import datetime, time
+from typing import Any
+
+from django.conf import settings
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBadRequest,
+    StreamingHttpResponse,
+)
 from django.shortcuts import redirect, render
+from django.utils import timezone
+from django.utils.dateparse import parse_date
 from django.views.decorators.http import require_GET, require_POST
 
-from . import selectors, services
+from . import exports, search, selectors, services
+from .api.conversations import export_response
 from .errors import NotFound, ServiceError
+from .models import Conversation
+
+PAGE_SIZE = 50
+SIDEBAR_SIZE = 60
+# Landing on a search hit loads from a few messages before it, but not unboundedly many.
+JUMP_CONTEXT = 5
+JUMP_MAX_MESSAGES = 500
 
 
-def _conversation_or_404(request: HttpRequest, conversation_id):
+def _conversation_or_404(request: HttpRequest, conversation_id: Any) -> Conversation:
     try:
         return selectors.get_conversation_for_user(
             user=request.user, conversation_id=conversation_id
@@ -19,29 +39,163 @@ def _conversation_or_404(request: HttpRequest, conversation_id):
         raise Http404(exc.message) from None
 
 
+def _sidebar(request: HttpRequest) -> dict[str, Any]:
+    """Group the user's unarchived conversations by project, newest activity first."""
+    recent = [
+        c
+        for c in selectors.list_recent_conversations(user=request.user, limit=SIDEBAR_SIZE)
+        if c.status != Conversation.Status.ARCHIVED
+    ]
+    groups: dict[Any, list[Conversation]] = {}
+    for conversation in recent:  # already newest first, so groups come out in that order
+        groups.setdefault(conversation.project, []).append(conversation)
+    projects = selectors.list_projects(user=request.user)
+    return {
+        "sidebar": list(groups.items()),
+        "projects": projects,
+        "sidebar_projects": [{"id": p.id, "name": p.name} for p in projects],
+    }
+
+
+def _date_bound(value: str, *, end: bool) -> datetime | None:
+    day = parse_date(value or "")
+    if day is None:
+        return None
+    moment = datetime.combine(day, time.max if end else time.min)
+    return timezone.make_aware(moment)
+
+
+def _list_filters(request: HttpRequest) -> dict[str, Any]:
+    """Read the list page's filters from the query string, as the search selector takes them."""
+    get = request.GET
+    project = get.get("project", "")
+    return {
+        "q": get.get("q", "").strip() or None,
+        "status": get.get("status") or None,
+        "project_id": int(project) if project.isdigit() else None,
+        "service_id": get.get("service", "").strip() or None,
+        "created_after": _date_bound(get.get("from", ""), end=False),
+        "created_before": _date_bound(get.get("to", ""), end=True),
+        "sort": get.get("sort") or "updated_at",
+        "order": get.get("order") or "desc",
+    }
+
+
 @require_GET
 def home(request: HttpRequest) -> HttpResponse:
-    conversations = selectors.list_recent_conversations(user=request.user)
-    return render(request, "conversations/list.html", {"conversations": conversations})
+    filters = _list_filters(request)
+    error = None
+    try:
+        page = search.list_conversations(
+            user=request.user, limit=PAGE_SIZE, cursor=request.GET.get("cursor") or None, **filters
+        )
+    except ServiceError as exc:
+        page, error = search.Page(items=[], next_cursor=None), exc.message
+    context = {"page": page, "conversations": page.items, "filter_error": error}
+    if request.GET.get("fragment") == "rows":
+        response = render(request, "conversations/_rows.html", context)
+        response["X-Next-Cursor"] = page.next_cursor or ""
+        return response
+    hits = None
+    if filters["q"] and not request.GET.get("cursor"):
+        try:
+            hits = search.search_messages(user=request.user, q=filters["q"], limit=20).items
+        except ServiceError:
+            hits = []
+    context.update(
+        {
+            **_sidebar(request),
+            "statuses": Conversation.Status.choices,
+            "hits": hits,
+            "query": request.GET,
+            "filtered": any(v for k, v in filters.items() if k not in {"sort", "order"}),
+        }
+    )
+    return render(request, "conversations/list.html", context)
 
 
 @require_POST
 def create(request: HttpRequest) -> HttpResponse:
     try:
         conversation = services.create_conversation(
-            user=request.user, title=request.POST.get("title", "")
+            user=request.user,
+            title=request.POST.get("title", ""),
+            project=request.POST.get("project") or None,
         )
     except ServiceError as exc:
         return HttpResponseBadRequest(exc.message)
     return redirect("conversation", conversation_id=conversation.id)
 
 
+def _messages_for_page(conversation: Conversation, at: str) -> list:
+    """Return the newest page, or from just before message `at` when it is older."""
+    newest = selectors.list_messages(conversation=conversation, limit=PAGE_SIZE, newest=True)
+    if not at.isdigit() or not newest or int(at) >= newest[0].sequence_number:
+        return newest
+    return selectors.list_messages(
+        conversation=conversation,
+        after=max(0, int(at) - JUMP_CONTEXT - 1),
+        limit=JUMP_MAX_MESSAGES,
+    )
+
+
 @require_GET
-def detail(request: HttpRequest, conversation_id) -> HttpResponse:
+def detail(request: HttpRequest, conversation_id: Any) -> HttpResponse:
     conversation = _conversation_or_404(request, conversation_id)
-    messages = selectors.list_messages(conversation=conversation, limit=50, newest=True)
+    message_list = _messages_for_page(conversation, request.GET.get("at", ""))
+    forks = list(conversation.forks.order_by("created_at").only("id", "title"))
     return render(
         request,
         "conversations/detail.html",
-        {"conversation": conversation, "messages": messages},
+        {
+            "conversation": conversation,
+            "message_list": message_list,
+            "has_older": bool(message_list) and message_list[0].sequence_number > 1,
+            "forks": forks,
+            **_sidebar(request),
+            "message_max_chars": settings.MESSAGE_MAX_CHARS,
+        },
     )
+
+
+@require_GET
+def message_fragment(request: HttpRequest, conversation_id: Any, message_id: Any) -> HttpResponse:
+    conversation = _conversation_or_404(request, conversation_id)
+    try:
+        message = selectors.get_message_for_user(user=request.user, message_id=message_id)
+    except NotFound as exc:
+        raise Http404(exc.message) from None
+    if message.conversation_id != conversation.id:
+        raise Http404("Message not found.")
+    return render(request, "conversations/_message.html", {"m": message})
+
+
+@require_GET
+def older_messages_fragment(request: HttpRequest, conversation_id: Any) -> HttpResponse:
+    conversation = _conversation_or_404(request, conversation_id)
+    before = request.GET.get("before", "")
+    if not before.isdigit():
+        return HttpResponseBadRequest("Give `before` as a sequence number.")
+    message_list = selectors.list_messages(
+        conversation=conversation, before=int(before), limit=PAGE_SIZE, newest=True
+    )
+    response = render(request, "conversations/_messages.html", {"message_list": message_list})
+    has_older = bool(message_list) and message_list[0].sequence_number > 1
+    response["X-Has-Older"] = "1" if has_older else "0"
+    return response
+
+
+@require_GET
+def documents(request: HttpRequest) -> HttpResponse:
+    return render(request, "documents/index.html", _sidebar(request))
+
+
+@require_GET
+def export(request: HttpRequest, conversation_id) -> StreamingHttpResponse:
+    """Download a conversation as Markdown, JSON or text (attachment, streamed)."""
+    conversation = _conversation_or_404(request, conversation_id)
+    fmt = request.GET.get("format", "markdown")
+    if fmt not in exports.FORMATS:
+        return HttpResponseBadRequest("format must be markdown, json or text")
+    include_metadata = request.GET.get("include_metadata", "") in {"1", "true", "yes", "on"}
+    return export_response(conversation, fmt, include_metadata)

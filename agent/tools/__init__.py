@@ -7,10 +7,22 @@ from langchain_core.tools import BaseTool
 from agent.state import AgentContext
 from agent.tools.calculator import calculator
 from agent.tools.clock import get_current_datetime
-from agent.tools.search import CONTEXT_KEY, search_conversations, search_documents
+from agent.tools.search import (
+    CONTEXT_KEY,
+    get_document_section,
+    search_conversations,
+    search_documents,
+)
 
 TOOLS: dict[str, BaseTool] = {
-    t.name: t for t in (calculator, get_current_datetime, search_documents, search_conversations)
+    t.name: t
+    for t in (
+        calculator,
+        get_current_datetime,
+        search_documents,
+        get_document_section,
+        search_conversations,
+    )
 }
 
 __all__ = ["CONTEXT_KEY", "TOOLS", "tools_for"]
@@ -21,6 +33,8 @@ def tools_for(context: AgentContext) -> list[BaseTool]:
     chosen = [calculator, get_current_datetime]
     if context.has_documents:
         chosen.append(search_documents)
+        if context.section_lookup is not None:
+            chosen.append(get_document_section)
     if context.search_conversations is not None:
         chosen.append(search_conversations)
     return chosen

@@ -54,3 +54,16 @@ async def search_conversations(query: str, limit: int = 5, *, config: RunnableCo
         f"- {item.get('title') or item.get('conversation_id')}: {item.get('snippet', '')}"
         for item in items
     )
+
+
+@tool
+async def get_document_section(document: str, section: str, *, config: RunnableConfig) -> str:
+    """Read one section of the user's document by number ("3.2", "제3조") or title."""
+    context = context_from(config)
+    if context.section_lookup is None:
+        return "Reading document sections is not available."
+    found = await context.section_lookup(document, section)
+    if not found:
+        return f"No section {section!r} in a document matching {document!r}."
+    title = found.get("document_title") or document
+    return f"{title} — {found.get('section') or section}\n{found.get('text') or ''}"

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from agent.digest import DIGEST_MARKER
 from agent.prompts import SUMMARIZER_MARKER
 from conversations.models import Conversation, Message
 from tests.support.fake_openai import FakeOpenAI, count_tokens, message_texts
@@ -43,7 +44,9 @@ def run_chat(env: dict[str, str], lines: list[str], *extra: str) -> subprocess.C
 
 
 def is_summarizer(body: dict) -> bool:
-    return any(text.startswith(SUMMARIZER_MARKER) for text in message_texts(body, "system"))
+    """Say whether a request wrote a memory segment or the conversation summary."""
+    markers = (SUMMARIZER_MARKER, DIGEST_MARKER)
+    return any(text.startswith(markers) for text in message_texts(body, "system"))
 
 
 def main_requests(server: FakeOpenAI) -> list[dict]:
@@ -104,11 +107,13 @@ def test_context_past_threshold_is_compressed_to_the_target(model_env, server):
     compressed = [i for i in range(1, len(sizes)) if sizes[i] < sizes[i - 1]]
     assert compressed, f"the context was never compressed: {sizes}"
     first = compressed[0]
-    # What this turn would have sent had passed 70% of the window...
-    assert sizes[first - 1] + turn_growth > 0.7 * window, sizes
+    # What this turn would have sent had reached the threshold (the agent's estimate and
+    # the server's count differ by a few percent)...
+    assert sizes[first - 1] + turn_growth > 0.65 * window, sizes
     # ...and what it sent instead, instructions and tool schemas included, is within 10%.
     assert sizes[first] <= 0.1 * window, sizes
-    assert max(sizes) <= 0.7 * window + turn_growth, sizes
+    # No request past the threshold ever reached the model.
+    assert max(sizes) <= 0.7 * window, sizes
 
 
 def test_a_fact_survives_a_restart(model_env, server):

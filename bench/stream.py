@@ -1,0 +1,244 @@
+"""Benchmark the websocket stream; prints one JSON line.
+
+(1) one reply of 2,000 tokens at 1,000 tokens/s: every token delivered, added latency
+    p50/p99 (server emits → client receives), frames sent;
+(2) 200 conversations × 300 tokens at once through one Daphne process on Redis: time to
+    first token p50/p99, all completed, chunks lost;
+(3) the same load through a bare relay consumer (bench/stream_relay.py), and (2)/(3).
+
+Needs PostgreSQL and Redis: DATABASE_URL (default postgres://postgres@127.0.0.1:5432/
+chatsite_bench, created and migrated if missing) and REDIS_URL (default db 7).
+
+    uv run python bench/stream.py [--streams 200] [--tokens 300] [--long 2000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import websockets
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+DATABASE_URL = os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/chatsite_bench")
+REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/7")
+WORD = re.compile(r"w(\d+) ")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for_port(port: int, proc: subprocess.Popen, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"process on port {port} exited with {proc.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.2)
+    raise TimeoutError(f"nothing listens on {port}")
+
+
+@contextmanager
+def serve(cmd: list[str], port: int, env: dict[str, str], log: Path):
+    with open(log, "w") as out:
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=out)
+        try:
+            wait_for_port(port, proc)
+            yield proc
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+def prepare_database(env: dict[str, str]) -> None:
+    """Create the bench database if needed and migrate it."""
+    import psycopg
+
+    name = DATABASE_URL.rsplit("/", 1)[1]
+    admin = DATABASE_URL.rsplit("/", 1)[0] + "/postgres"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
+            conn.execute(f'CREATE DATABASE "{name}" TEMPLATE template0 ENCODING UTF8')
+    subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
+
+
+def make_fixtures(n: int) -> tuple[str, list[str]]:
+    """Create a bench user, an API token and `n` conversations; return them."""
+    import django
+
+    django.setup()
+    from django.contrib.auth import get_user_model
+
+    from accounts.tokens import create_api_token
+    from conversations import services
+
+    user = get_user_model().objects.create_user(username=f"bench-{uuid.uuid4().hex[:8]}")
+    token = create_api_token(user=user, name="bench").secret
+    ids = [str(services.create_conversation(user=user, title=f"bench {i}").id) for i in range(n)]
+    return token, ids
+
+
+def pct(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return round(values[min(len(values) - 1, int(q * len(values)))] * 1000, 1)
+
+
+async def one_stream(url: str, headers: dict, content: str, ready: asyncio.Event) -> dict:
+    """Send one message and record every token chunk until the run is finished."""
+    async with websockets.connect(url, additional_headers=headers, max_size=None) as ws:
+        await ws.send(json.dumps({"type": "ping"}))
+        while json.loads(await ws.recv())["type"] != "pong":
+            pass
+        await ready.wait()
+        sent_at, chunks, first, text, ok = time.time(), [], None, "", True
+        await ws.send(json.dumps({"type": "message.send", "content": content}))
+        while True:
+            frame = json.loads(await asyncio.wait_for(ws.recv(), 120))
+            if frame["type"] == "token":
+                now = time.time()
+                first = first or now
+                ok = ok and frame["index"] == len(text)
+                text += frame["text"]
+                chunks.append((now, frame["text"]))
+            elif frame["type"] in ("generation.finished", "error"):
+                break
+        return {
+            "ttft": (first or time.time()) - sent_at,
+            "chunks": chunks,
+            "text": text,
+            "contiguous": ok,
+            "end": frame,
+        }
+
+
+async def many(url_of, headers: dict, n: int, tokens: int, run: str) -> dict:
+    ready = asyncio.Event()
+    tasks = [
+        asyncio.create_task(
+            one_stream(url_of(i), headers, f"hello tokens={tokens} run={run}-{i}", ready)
+        )
+        for i in range(n)
+    ]
+    await asyncio.sleep(1.0 + n / 100)  # every socket connected and answered its ping
+    started = time.monotonic()
+    ready.set()
+    results = await asyncio.gather(*tasks, return_exceptions=True)
+    elapsed = time.monotonic() - started
+    good = [r for r in results if isinstance(r, dict)]
+    expected = "".join(f"w{i} " for i in range(tokens))
+    complete = [r for r in good if r["contiguous"] and r["text"].strip() == expected.strip()]
+    return {
+        "ttft_p50_ms": pct([r["ttft"] for r in good], 0.5) if good else None,
+        "ttft_p99_ms": pct([r["ttft"] for r in good], 0.99) if good else None,
+        "completed": len(complete),
+        "streams": n,
+        "chunks_lost": sum(tokens - len(WORD.findall(r["text"])) for r in good)
+        + (n - len(good)) * tokens,
+        "wall_s": round(elapsed, 2),
+        "errors": [repr(r)[:200] for r in results if not isinstance(r, dict)][:3],
+    }
+
+
+async def latency(url: str, headers: dict, llm_port: int, tokens: int) -> dict:
+    run = f"long-{uuid.uuid4().hex[:6]}"
+    ready = asyncio.Event()
+    ready.set()
+    result = await one_stream(url, headers, f"hello tokens={tokens} rate=1000 run={run}", ready)
+    async with httpx.AsyncClient() as client:
+        emitted = (await client.get(f"http://127.0.0.1:{llm_port}/emissions?run={run}")).json()
+    delays = []
+    for received_at, text in result["chunks"]:
+        for match in WORD.finditer(text):
+            delays.append(received_at - emitted[int(match.group(1))])
+    delivered = len(WORD.findall(result["text"]))
+    return {
+        "tokens_sent": tokens,
+        "tokens_delivered": delivered,
+        "all_delivered": delivered == tokens and result["contiguous"],
+        "added_latency_p50_ms": pct(delays, 0.5),
+        "added_latency_p99_ms": pct(delays, 0.99),
+        "frames_sent": len(result["chunks"]),
+        "finish_reason": result["end"].get("finish_reason"),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--streams", type=int, default=200)
+    parser.add_argument("--tokens", type=int, default=300)
+    parser.add_argument("--long", type=int, default=2000)
+    args = parser.parse_args()
+    logs = Path(os.environ.get("BENCH_LOG_DIR", "/tmp"))
+    llm_port, app_port, relay_port = free_port(), free_port(), free_port()
+    env = {
+        **os.environ,
+        "DATABASE_URL": DATABASE_URL,
+        "REDIS_URL": REDIS_URL,
+        "OPENAI_API_KEY": "sk-bench",
+        "OPENAI_BASE_URL": f"http://127.0.0.1:{llm_port}/v1",
+        "CHAT_RATE_LIMIT": "100000/m",
+        "DJANGO_DEBUG": "1",
+        "LOG_LEVEL": "WARNING",
+        "DB_POOL_SIZE": os.environ.get("DB_POOL_SIZE", "20"),
+    }
+    os.environ.update(env)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "chatsite.settings")
+    prepare_database(env)
+    token, ids = make_fixtures(args.streams + 1)
+    headers = {"Authorization": f"Bearer {token}"}
+    daphne = [sys.executable, "-m", "daphne", "-b", "127.0.0.1"]
+    relay_env = {k: v for k, v in env.items() if k != "REDIS_URL"}
+    relay_env["RELAY_LLM_URL"] = env["OPENAI_BASE_URL"]
+    out: dict = {"streams": args.streams, "tokens_per_stream": args.tokens}
+    llm = [sys.executable, "bench/stream_llm.py", str(llm_port)]
+    with serve(llm, llm_port, env, logs / "bench-llm.log"):
+        app_cmd = [*daphne, "-p", str(app_port), "chatsite.asgi:application"]
+        with serve(app_cmd, app_port, env, logs / "bench-daphne.log"):
+
+            def url_of(i: int) -> str:
+                return f"ws://127.0.0.1:{app_port}/ws/conversations/{ids[i]}/"
+
+            out["single"] = asyncio.run(latency(url_of(args.streams), headers, llm_port, args.long))
+            out["concurrent"] = asyncio.run(many(url_of, headers, args.streams, args.tokens, "app"))
+        relay_cmd = [*daphne, "-p", str(relay_port), "bench.stream_relay:application"]
+        with serve(relay_cmd, relay_port, relay_env, logs / "bench-relay.log"):
+            out["baseline"] = asyncio.run(
+                many(
+                    lambda i: f"ws://127.0.0.1:{relay_port}/ws/relay/",
+                    {},
+                    args.streams,
+                    args.tokens,
+                    "relay",
+                )
+            )
+    app, base = out["concurrent"], out["baseline"]
+    if app["ttft_p50_ms"] and base["ttft_p50_ms"]:
+        out["ttft_ratio_p50"] = round(app["ttft_p50_ms"] / base["ttft_p50_ms"], 2)
+        out["ttft_ratio_p99"] = round(app["ttft_p99_ms"] / base["ttft_p99_ms"], 2)
+    out["wall_ratio"] = round(app["wall_s"] / base["wall_s"], 2) if base["wall_s"] else None
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,196 @@
+"""Endpoints on conversations: list, create, read, change, delete, fork, summarize, export."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.http import HttpRequest, StreamingHttpResponse
+from ninja import Query, Router, Status
+
+from conversations import bulk, exports, forks, imports, search, selectors, services, summaries
+from conversations.errors import TooLarge
+from conversations.serializers import conversation_to_dict
+
+from .schemas import (
+    BulkIn,
+    BulkOut,
+    ConversationCreateIn,
+    ConversationDetailOut,
+    ConversationFilters,
+    ConversationOut,
+    ConversationPage,
+    ConversationPatchIn,
+    ErrorOut,
+    ForkIn,
+    SummarizeIn,
+)
+
+router = Router(tags=["conversations"])
+ERRORS = {code: ErrorOut for code in (400, 401, 404, 409, 413, 422, 429)}
+FILE_RESPONSE = {
+    "description": "the file, as an attachment",
+    "content": {
+        "text/markdown": {"schema": {"type": "string"}},
+        "application/json": {"schema": {"type": "object"}},
+        "text/plain": {"schema": {"type": "string"}},
+        "application/zip": {"schema": {"type": "string", "format": "binary"}},
+    },
+}
+
+
+def _detail(conversation: Any) -> dict[str, Any]:
+    return conversation_to_dict(conversation) | {
+        "forks": selectors.list_forks(conversation=conversation)
+    }
+
+
+def _owned(request: HttpRequest, conversation_id: str) -> Any:
+    return selectors.get_conversation_for_user(user=request.auth, conversation_id=conversation_id)
+
+
+@router.get("/conversations", response={200: ConversationPage, **ERRORS})
+def list_conversations(request: HttpRequest, filters: Query[ConversationFilters]):
+    """List the user's conversations: search, filters, sort, keyset pages."""
+    page = search.list_conversations(user=request.auth, **filters.dict())
+    return {"items": [conversation_to_dict(c) for c in page.items], "next_cursor": page.next_cursor}
+
+
+@router.post("/conversations", response={201: ConversationOut, **ERRORS})
+def create_conversation(request: HttpRequest, payload: ConversationCreateIn):
+    """Create a conversation."""
+    data = payload.dict()
+    conversation = services.create_conversation(
+        user=request.auth,
+        title=data["title"],
+        description=data["description"],
+        project=data["project_id"],
+        service_id=data["service_id"],
+    )
+    return Status(201, conversation_to_dict(conversation))
+
+
+@router.post(
+    "/conversations/import",
+    response={201: ConversationOut, **ERRORS},
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {"application/json": {"schema": {"type": "object"}}},
+        }
+    },
+)
+def import_conversation(request: HttpRequest):
+    """Import a JSON export (raw body, or a multipart `file`) as a new conversation."""
+    limit = imports.max_import_bytes()
+    upload = request.FILES.get("file") if request.content_type.startswith("multipart/") else None
+    raw = upload.read(limit + 1) if upload is not None else request.read(limit + 1)
+    if len(raw) > limit:
+        raise TooLarge(f"The file is larger than {limit} bytes.")
+    conversation = imports.import_conversation(user=request.auth, raw=raw)
+    return Status(201, conversation_to_dict(conversation))
+
+
+@router.post(
+    "/conversations/bulk",
+    response={200: BulkOut, **ERRORS},
+    openapi_extra={"responses": {"200": FILE_RESPONSE}},
+)
+def bulk_action(request: HttpRequest, payload: BulkIn):
+    """Archive, delete or export (zip) several conversations; all must be the user's."""
+    if payload.action == "archive":
+        count = bulk.archive_conversations(user=request.auth, ids=payload.ids)
+    elif payload.action == "delete":
+        count = bulk.delete_conversations(user=request.auth, ids=payload.ids)
+    else:
+        rows = bulk.get_selected_conversations(user=request.auth, ids=payload.ids)
+        response = StreamingHttpResponse(
+            exports.iter_zip(rows, payload.format, include_metadata=payload.include_metadata),
+            content_type="application/zip",
+        )
+        response["Content-Disposition"] = exports.attachment_header("conversations.zip")
+        return response
+    return {"action": payload.action, "count": count}
+
+
+@router.get("/conversations/{conversation_id}", response={200: ConversationDetailOut, **ERRORS})
+def get_conversation(request: HttpRequest, conversation_id: str):
+    """Read a conversation with the ids and titles of its forks."""
+    return _detail(_owned(request, conversation_id))
+
+
+@router.patch("/conversations/{conversation_id}", response={200: ConversationOut, **ERRORS})
+def update_conversation(request: HttpRequest, conversation_id: str, payload: ConversationPatchIn):
+    """Change title, description, status, project or service_id."""
+    conversation = _owned(request, conversation_id)
+    changes = payload.dict(exclude_unset=True)
+    for field in ("title", "description", "status", "service_id"):
+        if field in changes and changes[field] is None:
+            del changes[field]  # null means "leave as is" for these; project_id null clears
+    if "project_id" in changes:
+        changes["project"] = changes.pop("project_id")
+    conversation = services.update_conversation(conversation=conversation, **changes)
+    return conversation_to_dict(conversation)
+
+
+@router.delete("/conversations/{conversation_id}", response={204: None, **ERRORS})
+def delete_conversation(request: HttpRequest, conversation_id: str):
+    """Delete a conversation, its messages and its agent thread."""
+    services.delete_conversation(conversation=_owned(request, conversation_id))
+    return Status(204, None)
+
+
+@router.post("/conversations/{conversation_id}/fork", response={201: ConversationOut, **ERRORS})
+async def fork_conversation(request: HttpRequest, conversation_id: str, payload: ForkIn):
+    """Fork at a message: a new conversation with messages up to it and the agent's memory."""
+    fork = await forks.afork_conversation(
+        user=request.auth,
+        conversation_id=conversation_id,
+        from_message_id=payload.from_message_id,
+        title=payload.title,
+    )
+    return Status(201, conversation_to_dict(fork))
+
+
+@router.post(
+    "/conversations/{conversation_id}/summarize", response={200: ConversationOut, **ERRORS}
+)
+async def summarize_conversation(
+    request: HttpRequest, conversation_id: str, payload: SummarizeIn | None = None
+):
+    """Write the conversation's summary: main points, decisions, next actions."""
+    conversation = await selectors.aget_conversation_for_user(
+        user=request.auth, conversation_id=conversation_id
+    )
+    max_words = payload.max_length if payload else None
+    conversation = await summaries.asummarize_conversation(
+        conversation=conversation, max_words=max_words
+    )
+    return await sync_to_async(conversation_to_dict)(conversation)
+
+
+@router.get(
+    "/conversations/{conversation_id}/export",
+    response={200: None, **ERRORS},
+    openapi_extra={"responses": {"200": FILE_RESPONSE}},
+)
+def export_conversation(
+    request: HttpRequest,
+    conversation_id: str,
+    format: exports.ExportFormat = "markdown",
+    include_metadata: bool = False,
+):
+    """Download the conversation as Markdown, JSON or text (streamed)."""
+    return export_response(_owned(request, conversation_id), format, include_metadata)
+
+
+def export_response(conversation: Any, fmt: str, include_metadata: bool) -> StreamingHttpResponse:
+    """Stream an export as an attachment named after the title and date."""
+    response = StreamingHttpResponse(
+        exports.iter_export(conversation, fmt, include_metadata=include_metadata),
+        content_type=exports.content_type(fmt),
+    )
+    response["Content-Disposition"] = exports.attachment_header(
+        exports.export_filename(conversation, fmt)
+    )
+    return response

@@ -1,0 +1,117 @@
+"""Endpoints on messages: list, send, search, feedback, report, delete."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest
+from ninja import Query, Router, Status
+
+from conversations import feedback, realtime, search, selectors
+from conversations.errors import Invalid
+from conversations.serializers import message_to_dict
+
+from .conversations import ERRORS
+from .schemas import (
+    FeedbackIn,
+    FeedbackOut,
+    MessageListParams,
+    MessagePage,
+    MessageSendIn,
+    ReplyOut,
+    ReportIn,
+    ReportOut,
+    SearchPage,
+    SearchParams,
+)
+
+router = Router(tags=["messages"])
+MAX_SEQ = 2**31 - 1
+
+
+@router.get("/conversations/{conversation_id}/messages", response={200: MessagePage, **ERRORS})
+def list_messages(
+    request: HttpRequest,
+    conversation_id: str,
+    params: Query[MessageListParams],
+):
+    """List messages oldest first; `after`/`before` are sequence numbers."""
+    conversation = selectors.get_conversation_for_user(
+        user=request.auth, conversation_id=conversation_id
+    )
+    after, before, limit, cursor = params.after, params.before, params.limit, params.cursor
+    if cursor is not None:
+        if not cursor.isdigit() or int(cursor) > MAX_SEQ:
+            raise Invalid("The cursor is not valid for this query.", code="bad_cursor")
+        after = int(cursor)
+    # With only `before`, the page is the one just before it (scrolling back).
+    newest = before is not None and after is None
+    rows = selectors.list_messages(
+        conversation=conversation, after=after, before=before, limit=limit + 1, newest=newest
+    )
+    more = len(rows) > limit
+    rows = rows[1:] if newest and more else rows[:limit]
+    next_cursor = str(rows[-1].sequence_number) if more and not newest else None
+    return {"items": [message_to_dict(m) for m in rows], "next_cursor": next_cursor}
+
+
+@router.post(
+    "/conversations/{conversation_id}/messages",
+    response={200: ReplyOut, 201: ReplyOut, **ERRORS},
+)
+async def send_message(request: HttpRequest, conversation_id: str, payload: MessageSendIn):
+    """Post a user message and wait for the agent's stored reply (also sent to open sockets).
+
+    201 when the message is new; 200 when `client_id` was seen before (nothing new stored).
+    """
+    started = await realtime.start_reply(
+        user=request.auth,
+        conversation_id=conversation_id,
+        content=payload.content,
+        client_id=payload.client_id,
+    )
+    reply = await started.assistant_message()
+    body = {
+        "user_message": message_to_dict(started.user_message),
+        "assistant_message": message_to_dict(reply) if reply is not None else None,
+    }
+    return Status(201 if started.created else 200, body)
+
+
+@router.get("/search/messages", response={200: SearchPage, **ERRORS})
+def search_messages(request: HttpRequest, params: Query[SearchParams]):
+    """Search the user's messages: best first, snippets with the matches in <mark>."""
+    page = search.search_messages(user=request.auth, **params.dict())
+    return {"items": [hit.__dict__ for hit in page.items], "next_cursor": page.next_cursor}
+
+
+@router.post("/messages/{message_id}/feedback", response={200: FeedbackOut, **ERRORS})
+def rate_message(request: HttpRequest, message_id: str, payload: FeedbackIn):
+    """Rate a message up or down, with an optional comment; rating again replaces it."""
+    row = feedback.rate_message(
+        user=request.auth, message_id=message_id, rating=payload.rating, comment=payload.comment
+    )
+    return {
+        "message_id": str(row.message_id),
+        "rating": row.rating,
+        "comment": row.comment,
+        "updated_at": row.updated_at,
+    }
+
+
+@router.post("/messages/{message_id}/report", response={200: ReportOut, **ERRORS})
+def report_message(request: HttpRequest, message_id: str, payload: ReportIn):
+    """Report a message to the moderators."""
+    message = feedback.report_message(
+        user=request.auth, message_id=message_id, reason=payload.reason
+    )
+    return {
+        "message_id": str(message.id),
+        "is_flagged": message.is_flagged,
+        "flag_reason": message.flag_reason,
+    }
+
+
+@router.delete("/messages/{message_id}", response={204: None, **ERRORS})
+async def delete_message(request: HttpRequest, message_id: str):
+    """Delete one message, also from the agent's memory; counters follow."""
+    await feedback.adelete_message(user=request.auth, message_id=message_id)
+    return Status(204, None)

@@ -1,0 +1,211 @@
+"""Request and response shapes of the JSON API (they generate the OpenAPI schema)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
+
+from ninja import Field, Schema
+from pydantic import AfterValidator
+
+MAX_ID = 2**63 - 1
+
+
+def _storable(value: str) -> str:
+    # NUL and lone surrogates cannot be stored in PostgreSQL text or jsonb.
+    if "\x00" in value:
+        raise ValueError("must not contain NUL characters")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("must be valid Unicode text") from None
+    return value
+
+
+def _utc(value: datetime) -> datetime:
+    try:
+        return (value if value.tzinfo else value.replace(tzinfo=UTC)).astimezone(UTC)
+    except (OverflowError, ValueError):
+        raise ValueError("time out of range") from None
+
+
+Text = Annotated[str, AfterValidator(_storable)]
+Time = Annotated[datetime, AfterValidator(_utc)]
+ProjectId = Annotated[int, Field(ge=1, le=MAX_ID)]
+Status = Literal["active", "archived", "summarized"]
+
+
+class ErrorBody(Schema):
+    code: str
+    message: str
+
+
+class ErrorOut(Schema):
+    error: ErrorBody
+
+
+class ConversationOut(Schema):
+    id: str
+    title: str
+    description: str
+    project_id: int | None
+    service_id: str
+    status: str
+    summary: str
+    summary_at: str | None
+    parent_conversation_id: str | None
+    forked_from_message_id: str | None
+    message_count: int
+    total_tokens_used: int
+    created_by: int | None
+    created_at: str | None
+    updated_at: str | None
+    last_message_at: str | None
+    is_flagged: bool
+    flag_reason: str
+
+
+class ForkRef(Schema):
+    id: str
+    title: str
+
+
+class ConversationDetailOut(ConversationOut):
+    forks: list[ForkRef]
+
+
+class ConversationPage(Schema):
+    items: list[ConversationOut]
+    next_cursor: str | None
+
+
+class ConversationFilters(Schema):
+    q: Text | None = Field(None, max_length=200, description="words in titles or messages")
+    status: Status | None = None
+    project_id: ProjectId | None = None
+    service_id: Text | None = Field(None, max_length=100)
+    created_after: Time | None = None
+    created_before: Time | None = None
+    sort: Literal["created_at", "updated_at", "last_message_at", "message_count"] = "updated_at"
+    order: Literal["asc", "desc"] = "desc"
+    limit: int = Field(50, ge=1, le=200)
+    cursor: Text | None = Field(None, max_length=1000)
+
+
+class ConversationCreateIn(Schema):
+    title: Text = Field("", max_length=200)
+    description: Text = Field("", max_length=10_000)
+    project_id: ProjectId | None = None
+    service_id: Text = Field("", max_length=100)
+
+
+class ConversationPatchIn(Schema):
+    title: Text | None = Field(None, max_length=200)
+    description: Text | None = Field(None, max_length=10_000)
+    status: Status | None = None
+    project_id: ProjectId | None = None
+    service_id: Text | None = Field(None, max_length=100)
+
+
+class MessageOut(Schema):
+    id: str
+    conversation_id: str
+    role: str
+    content: str
+    parts: list[Any]
+    model: str
+    tokens_used: int
+    finish_reason: str | None
+    metadata: dict[str, Any]
+    sequence_number: int
+    client_id: str | None
+    created_by: int | None
+    created_at: str | None
+    is_flagged: bool
+
+
+class MessagePage(Schema):
+    items: list[MessageOut]
+    next_cursor: str | None
+
+
+class MessageSendIn(Schema):
+    content: Text
+    client_id: Text | None = Field(None, min_length=1, max_length=100)
+
+
+class ReplyOut(Schema):
+    user_message: MessageOut
+    assistant_message: MessageOut | None
+
+
+class ForkIn(Schema):
+    from_message_id: Text = Field(..., max_length=100)
+    title: Text | None = Field(None, max_length=200)
+
+
+class SummarizeIn(Schema):
+    max_length: int | None = Field(None, ge=10, le=2000, description="words")
+
+
+class SearchHitOut(Schema):
+    conversation_id: str
+    conversation_title: str
+    message_id: str
+    sequence_number: int
+    role: str
+    created_at: datetime
+    rank: float
+    snippet: str = Field(..., description="HTML: escaped text, matches in <mark>")
+
+
+class SearchPage(Schema):
+    items: list[SearchHitOut]
+    next_cursor: str | None
+
+
+class FeedbackIn(Schema):
+    rating: Literal["up", "down"]
+    comment: Text = Field("", max_length=2000)
+
+
+class FeedbackOut(Schema):
+    message_id: str
+    rating: str
+    comment: str
+    updated_at: datetime
+
+
+class ReportIn(Schema):
+    reason: Text = Field("", max_length=500)
+
+
+class ReportOut(Schema):
+    message_id: str
+    is_flagged: bool
+    flag_reason: str
+
+
+class BulkIn(Schema):
+    action: Literal["archive", "delete", "export"]
+    ids: list[Text] = Field(..., min_length=1, max_length=500)
+    format: Literal["markdown", "json", "text"] = "json"
+    include_metadata: bool = False
+
+
+class BulkOut(Schema):
+    action: str
+    count: int
+
+
+class MessageListParams(Schema):
+    after: int | None = Field(None, ge=0, le=2**31 - 1, description="sequence number")
+    before: int | None = Field(None, ge=0, le=2**31 - 1, description="sequence number")
+    limit: int = Field(50, ge=1, le=200)
+    cursor: Text | None = Field(None, max_length=20, description="next_cursor of a page")
+
+
+class SearchParams(Schema):
+    q: Text = Field(..., min_length=1, max_length=200)
+    limit: int = Field(20, ge=1, le=100)
+    cursor: Text | None = Field(None, max_length=1000)

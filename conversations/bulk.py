@@ -1,0 +1,75 @@
+"""Operations on several selected conversations at once; all or nothing on ownership."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from . import services
+from .errors import Invalid, NotFound
+from .models import Conversation
+from .selectors import parse_uuid
+
+MAX_SELECTED = 500
+
+
+def get_selected_conversations(*, user: Any, ids: list[Any]) -> list[Conversation]:
+    """Return the user's conversations named by `ids`; any missing or foreign id is 404."""
+    if not ids:
+        raise Invalid("Select at least one conversation.")
+    if len(ids) > MAX_SELECTED:
+        raise Invalid(f"Select at most {MAX_SELECTED} conversations.")
+    pks = {parse_uuid(value) for value in ids}
+    if None in pks:
+        raise NotFound("Conversation not found.")
+    rows = list(Conversation.objects.filter(created_by=user, pk__in=pks).order_by("-updated_at"))
+    if len(rows) != len(pks):
+        raise NotFound("Conversation not found.")
+    return rows
+
+
+@transaction.atomic
+def archive_conversations(*, user: Any, ids: list[Any]) -> int:
+    """Archive the selected conversations; return how many."""
+    rows = get_selected_conversations(user=user, ids=ids)
+    for conversation in rows:
+        services.archive_conversation(conversation=conversation)
+    return len(rows)
+
+
+@transaction.atomic
+def delete_conversations(*, user: Any, ids: list[Any]) -> int:
+    """Delete the selected conversations (and their agent threads); return how many."""
+    rows = get_selected_conversations(user=user, ids=ids)
+    for conversation in rows:
+        services.delete_conversation(conversation=conversation)
+    return len(rows)
+
+
+def purge_archived_conversations(
+    *, days: int | None = None, now: Any = None, dry_run: bool = False
+) -> int:
+    """Delete conversations archived more than `days` ago; return how many.
+
+    `days` defaults to settings.CHAT_RETENTION_ARCHIVED_DAYS; 0 or less keeps everything.
+    """
+    days = settings.CHAT_RETENTION_ARCHIVED_DAYS if days is None else days
+    if days <= 0:
+        return 0
+    cutoff = (now or timezone.now()) - timedelta(days=days)
+    expired = Conversation.objects.filter(
+        status=Conversation.Status.ARCHIVED, archived_at__lt=cutoff
+    ).order_by("archived_at")
+    if dry_run:
+        return expired.count()
+    purged = 0
+    while batch := list(expired[:200]):
+        with transaction.atomic():
+            for conversation in batch:
+                services.delete_conversation(conversation=conversation)
+        purged += len(batch)
+    return purged

@@ -1,0 +1,148 @@
+"""The conversation socket (SPEC: WebSocket /ws/conversations/<id>/); thin over realtime.
+
+Frames are handled one at a time, so no handler awaits a reply: `message.send` only
+stores the message and starts the reply, which runs as a task owned by the process.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from channels.generic.websocket import AsyncWebsocketConsumer
+
+from .errors import NotFound, RateLimited, ServiceError
+from .realtime import start_reply, stop_reply, sync_state
+from .realtime.frames import ErrorCode, dumps, error_frame
+from .realtime.hub import get_hub
+from .realtime.replies import arecover_if_stale
+from .selectors import aget_conversation_for_user
+
+CLOSE_NOT_LOGGED_IN = 4401
+CLOSE_NOT_FOUND = 4404
+ERROR_CODES = {"invalid", "too_long", "rate_limited", "busy", "llm_unavailable", "not_found"}
+
+
+class ConversationConsumer(AsyncWebsocketConsumer):
+    """One client's socket on one conversation."""
+
+    conversation_id: str | None = None
+    is_closed = False
+
+    # --- socket handlers ---------------------------------------------------------------
+    async def connect(self) -> None:
+        """Accept, then close 4401 / 4404 or join the conversation's fan-out."""
+        # Accept first: a close before accept reaches the client as a bare 403.
+        await self.accept()
+        user = self.scope.get("user")
+        if user is None or not user.is_authenticated:
+            await self.close_with(CLOSE_NOT_LOGGED_IN)
+            return
+        conversation_id = self.scope["url_route"]["kwargs"]["conversation_id"]
+        try:
+            conversation = await aget_conversation_for_user(
+                user=user, conversation_id=conversation_id
+            )
+        except NotFound:
+            await self.close_with(CLOSE_NOT_FOUND)
+            return
+        self.user = user
+        self.conversation_id = str(conversation.pk)
+        await get_hub().join(self.conversation_id, self)
+        await arecover_if_stale(conversation)
+
+    async def disconnect(self, code: int) -> None:
+        """Leave the fan-out; a running reply goes on without this socket."""
+        self.is_closed = True
+        if self.conversation_id is not None:
+            await get_hub().leave(self.conversation_id, self)
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        """Parse one client frame and run its command; bad input gets an `error` frame."""
+        if self.conversation_id is None or self.is_closed:
+            return
+        if text_data is None:
+            await self.send_error("invalid", "Binary frames are not supported; send JSON text.")
+            return
+        try:
+            frame = json.loads(text_data)
+        except ValueError:
+            await self.send_error("invalid", "The frame is not valid JSON.")
+            return
+        if not isinstance(frame, dict):
+            await self.send_error("invalid", "A frame is a JSON object with a `type`.")
+            return
+        command = self.commands.get(frame.get("type"))
+        if command is None:
+            await self.send_error("invalid", f"Unknown frame type: {frame.get('type')!r}.")
+            return
+        try:
+            await command(self, frame)
+        except RateLimited as exc:
+            frame = error_frame("rate_limited", exc.message, retry_after=exc.retry_after)
+            await self.send_frame(frame)
+        except ServiceError as exc:
+            code = exc.code if exc.code in ERROR_CODES else "invalid"
+            await self.send_error(code, exc.message)  # type: ignore[arg-type]
+
+    # --- commands ------------------------------------------------------------------------
+    async def send_message(self, frame: dict[str, Any]) -> None:
+        """`message.send`: store the message and start the reply."""
+        if "content" not in frame:
+            await self.send_error("invalid", "message.send needs `content`.")
+            return
+        await start_reply(
+            user=self.user,
+            conversation_id=self.conversation_id,
+            content=frame["content"],
+            client_id=frame.get("client_id"),
+            on_error=self.send_frame,
+        )
+
+    async def stop_generation(self, frame: dict[str, Any]) -> None:
+        """`generation.stop`: stop the running reply, wherever it runs."""
+        await stop_reply(user=self.user, conversation_id=self.conversation_id)
+
+    async def sync(self, frame: dict[str, Any]) -> None:
+        """`sync`: answer with the messages after `after` and the reply in progress."""
+        after = frame.get("after")
+        if isinstance(after, bool) or not isinstance(after, int) or after < 0:
+            await self.send_error("invalid", "sync needs `after`, a sequence number ≥ 0.")
+            return
+        state = await sync_state(user=self.user, conversation_id=self.conversation_id, after=after)
+        await self.send_frame(state)
+
+    async def ping(self, frame: dict[str, Any]) -> None:
+        """`ping`: answer `pong`."""
+        await self.send_frame({"type": "pong"})
+
+    commands: dict[str, Callable[[Any, dict[str, Any]], Awaitable[None]]] = {
+        "message.send": send_message,
+        "generation.stop": stop_generation,
+        "sync": sync,
+        "ping": ping,
+    }
+
+    # --- sending -------------------------------------------------------------------------
+    async def deliver(self, text: str, frame_type: str) -> None:
+        """Send a frame the hub fanned out; a deleted conversation closes the socket."""
+        if self.is_closed:
+            return
+        await self.send(text_data=text)
+        if frame_type == "conversation.deleted":
+            await self.close_with(CLOSE_NOT_FOUND)
+
+    async def send_frame(self, frame: Any) -> None:
+        """Send one frame to this socket only."""
+        if not self.is_closed:
+            await self.send(text_data=dumps(frame))
+
+    async def send_error(self, code: ErrorCode, detail: str) -> None:
+        """Send an `error` frame to this socket only."""
+        await self.send_frame(error_frame(code, detail))
+
+    async def close_with(self, code: int) -> None:
+        """Close the socket with an application close code."""
+        self.is_closed = True
+        await self.close(code=code)

@@ -1,0 +1,260 @@
+"""Export a conversation as Markdown, JSON or plain text, streamed in keyset batches.
+
+Rows are read `BATCH` at a time by sequence number and turned into text as they come,
+so memory stays flat however long the conversation is. The JSON form is the one
+`imports.import_conversation` reads back.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import zipfile
+from collections.abc import Iterable, Iterator
+from datetime import datetime
+from typing import Any, Literal
+
+from django.utils import timezone
+from django.utils.http import content_disposition_header
+
+from .models import Conversation, Message
+
+ExportFormat = Literal["markdown", "json", "text"]
+FORMATS: dict[str, tuple[str, str]] = {
+    "markdown": ("md", "text/markdown; charset=utf-8"),
+    "json": ("json", "application/json; charset=utf-8"),
+    "text": ("txt", "text/plain; charset=utf-8"),
+}
+EXPORT_FORMAT = "chatsite.conversation"
+EXPORT_VERSION = 1
+BATCH = 1000
+MESSAGE_FIELDS = (
+    "id",
+    "role",
+    "content",
+    "parts",
+    "model",
+    "tokens_used",
+    "finish_reason",
+    "metadata",
+    "sequence_number",
+    "created_at",
+)
+ROLE_LABELS = {"user": "User", "assistant": "Assistant", "system": "System"}
+
+
+def iter_message_rows(conversation_id: Any, *, batch: int = BATCH) -> Iterator[dict[str, Any]]:
+    """Yield a conversation's messages as dicts, oldest first, `batch` rows per query."""
+    after = 0
+    while True:
+        rows = list(
+            Message.objects.filter(conversation_id=conversation_id, sequence_number__gt=after)
+            .order_by("sequence_number")
+            .values(*MESSAGE_FIELDS)[:batch]
+        )
+        yield from rows
+        if len(rows) < batch:
+            return
+        after = rows[-1]["sequence_number"]
+
+
+def export_filename(conversation: Conversation, fmt: str, *, today: datetime | None = None) -> str:
+    """Return "<title>-<YYYY-MM-DD>.<ext>", the title kept readable (Korean included)."""
+    title = re.sub(r"[\\/:*?\"<>|\x00-\x1f\x7f]+", " ", conversation.title or "conversation")
+    title = re.sub(r"\s+", "-", title.strip())[:80].strip("-.") or "conversation"
+    day = (today or timezone.localtime()).date().isoformat()
+    return f"{title}-{day}.{FORMATS[fmt][0]}"
+
+
+def attachment_header(filename: str) -> str:
+    """Return a Content-Disposition value; non-ASCII names use RFC 5987 `filename*`."""
+    return content_disposition_header(True, filename) or "attachment"
+
+
+def content_type(fmt: str) -> str:
+    """Return the MIME type of an export format."""
+    return FORMATS[fmt][1]
+
+
+def iter_export(
+    conversation: Conversation, fmt: ExportFormat, *, include_metadata: bool = False
+) -> Iterator[str]:
+    """Yield the export of `conversation` in `fmt` as text chunks."""
+    rows = iter_message_rows(conversation.id)
+    if fmt == "json":
+        return _iter_json(conversation, rows, include_metadata)
+    if fmt == "markdown":
+        return _iter_markdown(conversation, rows, include_metadata)
+    return _iter_text(conversation, rows, include_metadata)
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value else None
+
+
+def conversation_header(conversation: Conversation, include_metadata: bool) -> dict[str, Any]:
+    """Return the conversation part of a JSON export."""
+    header: dict[str, Any] = {
+        "title": conversation.title,
+        "description": conversation.description,
+        "service_id": conversation.service_id,
+        "summary": conversation.summary,
+        "summary_at": _iso(conversation.summary_at),
+        "created_at": _iso(conversation.created_at),
+    }
+    if include_metadata:
+        header |= {
+            "id": str(conversation.id),
+            "status": conversation.status,
+            "message_count": conversation.message_count,
+            "total_tokens_used": conversation.total_tokens_used,
+            "updated_at": _iso(conversation.updated_at),
+            "last_message_at": _iso(conversation.last_message_at),
+            "parent_conversation_id": _id(conversation.parent_conversation_id),
+            "forked_from_message_id": _id(conversation.forked_from_message_id),
+        }
+    return header
+
+
+def _id(value: Any) -> str | None:
+    return str(value) if value else None
+
+
+def _message_json(row: dict[str, Any], include_metadata: bool) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "sequence_number": row["sequence_number"],
+        "role": row["role"],
+        "content": row["content"],
+        "parts": row["parts"],
+        "created_at": _iso(row["created_at"]),
+    }
+    if include_metadata:
+        data |= {
+            "id": str(row["id"]),
+            "model": row["model"],
+            "tokens_used": row["tokens_used"],
+            "finish_reason": row["finish_reason"] or None,
+            "metadata": row["metadata"],
+        }
+    return data
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _iter_json(
+    conversation: Conversation, rows: Iterable[dict[str, Any]], include_metadata: bool
+) -> Iterator[str]:
+    head = {
+        "format": EXPORT_FORMAT,
+        "version": EXPORT_VERSION,
+        "exported_at": timezone.now().isoformat(),
+        "include_metadata": include_metadata,
+        "conversation": conversation_header(conversation, include_metadata),
+    }
+    yield _dumps(head)[:-1] + ',"messages":['
+    for index, row in enumerate(rows):
+        yield ("," if index else "") + "\n" + _dumps(_message_json(row, include_metadata))
+    yield "\n]}\n"
+
+
+def _iter_markdown(
+    conversation: Conversation, rows: Iterable[dict[str, Any]], include_metadata: bool
+) -> Iterator[str]:
+    yield f"# {conversation.title or 'Conversation'}\n\n"
+    if conversation.description:
+        yield f"{conversation.description}\n\n"
+    if include_metadata:
+        yield (
+            f"- Created: {_iso(conversation.created_at)}\n- Status: {conversation.status}\n"
+            f"- Messages: {conversation.message_count}\n"
+            f"- Tokens: {conversation.total_tokens_used}\n\n"
+        )
+    if conversation.summary:
+        yield f"## Summary\n\n{conversation.summary}\n\n"
+    yield "---\n\n"
+    for row in rows:
+        label = ROLE_LABELS.get(row["role"], row["role"])
+        yield f"### {label} · {_iso(row['created_at'])}\n\n{row['content']}\n\n"
+        if include_metadata:
+            yield _markdown_metadata(row)
+
+
+def _markdown_metadata(row: dict[str, Any]) -> str:
+    details = [f"#{row['sequence_number']}"]
+    if row["model"]:
+        details.append(f"model {row['model']}")
+    if row["tokens_used"]:
+        details.append(f"{row['tokens_used']} tokens")
+    if row["finish_reason"]:
+        details.append(f"finish {row['finish_reason']}")
+    text = f"<sub>{' · '.join(details)}</sub>\n\n"
+    for part in row["parts"] or []:
+        if isinstance(part, dict):
+            text += f"<details><summary>{part.get('type', 'part')}</summary>\n\n```json\n"
+            text += json.dumps(part, ensure_ascii=False, indent=2) + "\n```\n</details>\n\n"
+    return text
+
+
+def _iter_text(
+    conversation: Conversation, rows: Iterable[dict[str, Any]], include_metadata: bool
+) -> Iterator[str]:
+    yield f"{conversation.title or 'Conversation'}\n{'=' * 40}\n\n"
+    if include_metadata:
+        yield (
+            f"Created: {_iso(conversation.created_at)}  Status: {conversation.status}  "
+            f"Messages: {conversation.message_count}  Tokens: {conversation.total_tokens_used}\n\n"
+        )
+    if conversation.summary:
+        yield f"Summary:\n{conversation.summary}\n\n"
+    for row in rows:
+        stamp = row["created_at"].strftime("%Y-%m-%d %H:%M:%S") if row["created_at"] else ""
+        extra = ""
+        if include_metadata and row["model"]:
+            extra = f" ({row['model']}, {row['tokens_used']} tokens)"
+        yield f"[{stamp}] {row['role']}{extra}:\n{row['content']}\n\n"
+
+
+class _Sink:
+    """A write-only file for zipfile whose written bytes are drained as they come."""
+
+    def __init__(self) -> None:
+        self.chunks: list[bytes] = []
+        self.position = 0
+
+    def write(self, data: bytes) -> int:
+        self.chunks.append(bytes(data))
+        self.position += len(data)
+        return len(data)
+
+    def tell(self) -> int:
+        return self.position
+
+    def flush(self) -> None:
+        return None
+
+    def drain(self) -> bytes:
+        data, self.chunks = b"".join(self.chunks), []
+        return data
+
+
+def iter_zip(
+    conversations: Iterable[Conversation], fmt: ExportFormat, *, include_metadata: bool = False
+) -> Iterator[bytes]:
+    """Yield a zip archive holding one export file per conversation, streamed."""
+    sink = _Sink()
+    names: set[str] = set()
+    with zipfile.ZipFile(sink, mode="w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for conversation in conversations:
+            name = export_filename(conversation, fmt)
+            if name in names:
+                name = f"{conversation.id}-{name}"
+            names.add(name)
+            with archive.open(name, mode="w", force_zip64=True) as entry:
+                for chunk in iter_export(conversation, fmt, include_metadata=include_metadata):
+                    entry.write(chunk.encode())
+                    if sink.position and len(sink.chunks) > 16:
+                        yield sink.drain()
+            yield sink.drain()
+    yield sink.drain()

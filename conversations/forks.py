@@ -1,0 +1,129 @@
+"""Fork a conversation at one of its messages: rows copied, agent memory as of that point."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.db import transaction
+from django.db.models import Max, OuterRef, Subquery, Sum
+
+from . import agent_service, events
+from .errors import NotFound
+from .models import TITLE_MAX_LENGTH, Conversation, Message
+from .selectors import get_conversation_for_user, get_message_for_user
+from .serializers import conversation_to_dict
+from .services import _clean_title
+
+logger = logging.getLogger(__name__)
+
+FORK_SUFFIX = " (fork)"
+COPY_BATCH = 1000
+
+
+def fork_title(title: str) -> str:
+    """Return "<title> (fork)", shortened to fit the title column."""
+    return title[: TITLE_MAX_LENGTH - len(FORK_SUFFIX)] + FORK_SUFFIX
+
+
+@transaction.atomic
+def fork_conversation(
+    *, user: Any, conversation_id: Any, from_message_id: Any, title: str | None = None
+) -> Conversation:
+    """Create the user's copy of a conversation holding its messages 1..n (n = the message's).
+
+    The copy keeps role, content, parts, metadata and timestamps under new ids; it links
+    to its parent and to the message it was forked from. The agent's memory is copied
+    separately (`afork_conversation`), after this transaction commits.
+    """
+    source = get_conversation_for_user(user=user, conversation_id=conversation_id)
+    message = get_message_for_user(user=user, message_id=from_message_id)
+    if message.conversation_id != source.id:
+        raise NotFound("Message not found.")
+    fork = Conversation.objects.create(
+        created_by=user,
+        title=_clean_title(title) if title else fork_title(source.title or "Conversation"),
+        description=source.description,
+        project=source.project,
+        service_id=source.service_id,
+        parent_conversation=source,
+        forked_from_message=message,
+    )
+    _copy_messages(source=source, fork=fork, up_to=message.sequence_number)
+    totals = fork.messages.aggregate(
+        tokens=Sum("tokens_used"), last=Max("created_at"), n=Max("sequence_number")
+    )
+    fork.message_count = totals["n"] or 0
+    fork.total_tokens_used = totals["tokens"] or 0
+    fork.last_message_at = totals["last"]
+    fork.save(update_fields=["message_count", "total_tokens_used", "last_message_at"])
+    events.send_on_commit(
+        [events.user_group(user.pk)],
+        {"type": "conversation.updated", "conversation": conversation_to_dict(fork)},
+    )
+    return fork
+
+
+def _copy_messages(*, source: Conversation, fork: Conversation, up_to: int) -> None:
+    rows = (
+        source.messages.filter(sequence_number__lte=up_to)
+        .order_by("sequence_number")
+        .values_list(
+            "role",
+            "content",
+            "parts",
+            "model",
+            "tokens_used",
+            "finish_reason",
+            "metadata",
+            "sequence_number",
+            "created_by_id",
+        )
+    )
+    batch: list[Message] = []
+    for role, content, parts, model, tokens, finish, metadata, seq, author in rows.iterator(
+        chunk_size=COPY_BATCH
+    ):
+        batch.append(
+            Message(
+                conversation=fork,
+                role=role,
+                content=content,
+                parts=parts,
+                model=model,
+                tokens_used=tokens,
+                finish_reason=finish,
+                metadata=metadata,
+                sequence_number=seq,
+                created_by_id=author,
+            )
+        )
+        if len(batch) >= COPY_BATCH:
+            Message.objects.bulk_create(batch)
+            batch = []
+    if batch:
+        Message.objects.bulk_create(batch)
+    # auto_now_add stamped the copies with "now"; give them their originals' times.
+    original = source.messages.filter(sequence_number=OuterRef("sequence_number"))
+    fork.messages.update(created_at=Subquery(original.values("created_at")[:1]))
+
+
+async def afork_conversation(
+    *, user: Any, conversation_id: Any, from_message_id: Any, title: str | None = None
+) -> Conversation:
+    """Fork a conversation, then give the fork the agent's memory as of that message."""
+    fork = await sync_to_async(fork_conversation)(
+        user=user, conversation_id=conversation_id, from_message_id=from_message_id, title=title
+    )
+    try:
+        await agent_service.acopy_agent_thread(
+            source_id=str(fork.parent_conversation_id),
+            target_id=str(fork.id),
+            up_to_message_id=str(fork.forked_from_message_id),
+        )
+    except Exception:
+        # The rows are the record; a fork whose memory could not be copied starts with
+        # an empty thread (it never learns anything said after the fork point).
+        logger.exception("could not copy agent thread into fork %s", fork.id)
+    return fork

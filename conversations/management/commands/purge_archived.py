@@ -1,0 +1,20 @@
+"""Delete conversations archived longer ago than the retention period."""
+
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand, CommandParser
+
+from conversations.bulk import purge_archived_conversations
+
+
+class Command(BaseCommand):
+    help = "Delete conversations archived more than N days ago (CHAT_RETENTION_ARCHIVED_DAYS)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--days", type=int, default=None, help="override the setting")
+        parser.add_argument("--dry-run", action="store_true", help="count, delete nothing")
+
+    def handle(self, *args, days: int | None, dry_run: bool, **options) -> None:
+        count = purge_archived_conversations(days=days, dry_run=dry_run)
+        verb = "would delete" if dry_run else "deleted"
+        self.stdout.write(f"{verb} {count} archived conversation(s)")

@@ -1,0 +1,50 @@
+"""Websocket authentication: a session cookie behind the origin check, or a Bearer token.
+
+`AllowedHostsOriginValidator` answers 403 to every client without `Origin`, which is
+every non-browser client. A token is not ambient authority (a page cannot make the
+browser send it), so sockets that carry `Authorization` or no `Origin` skip the origin
+check and never read cookies; every other socket keeps it (cross-site hijacking).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from channels.auth import AuthMiddlewareStack
+from channels.db import database_sync_to_async
+from channels.middleware import BaseMiddleware
+from channels.security.websocket import AllowedHostsOriginValidator
+from django.contrib.auth.models import AnonymousUser
+
+from accounts.tokens import authenticate_bearer
+
+
+def header(scope: dict[str, Any], name: bytes) -> bytes | None:
+    """Return one request header of an ASGI scope, or None."""
+    for key, value in scope.get("headers", ()):
+        if key.lower() == name:
+            return value
+    return None
+
+
+class BearerAuthMiddleware(BaseMiddleware):
+    """Put the user an `Authorization: Bearer` header names (else anonymous) in the scope."""
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> Any:
+        value = header(scope, b"authorization")
+        user = await database_sync_to_async(authenticate_bearer)(value) if value else None
+        scope = {**scope, "user": user or AnonymousUser()}
+        return await super().__call__(scope, receive, send)
+
+
+class SocketAuthRouter:
+    """Send token clients through Bearer auth and browsers through origin check + session."""
+
+    def __init__(self, inner: Any) -> None:
+        self.token_app = BearerAuthMiddleware(inner)
+        self.cookie_app = AllowedHostsOriginValidator(AuthMiddlewareStack(inner))
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> Any:
+        if header(scope, b"authorization") is not None or header(scope, b"origin") is None:
+            return await self.token_app(scope, receive, send)
+        return await self.cookie_app(scope, receive, send)

@@ -1,0 +1,58 @@
+"""Turn the agent's token stream into numbered chunks: the first at once, then per window."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from django.conf import settings
+
+from .hub import Hub
+
+
+class Coalescer:
+    """Buffer a run's tokens and post them as `token` frames with contiguous indices.
+
+    `index` counts characters of the reply already posted, so a client can prove that
+    nothing was dropped or repeated. Non-token frames flush the buffer first, keeping
+    the order in which the agent produced things.
+    """
+
+    def __init__(self, *, hub: Hub, conversation_id: str, run_id: str) -> None:
+        self.hub = hub
+        self.conversation_id = conversation_id
+        self.run_id = run_id
+        self.window = getattr(settings, "CHAT_STREAM_COALESCE_MS", 40) / 1000
+        self.text = ""  # everything posted so far
+        self.chunks = 0
+        self._buffer: list[str] = []
+        self._timer: asyncio.TimerHandle | None = None
+
+    def add_token(self, text: str) -> None:
+        """Take one token; post at once if it is the first, else within one window."""
+        if not text:
+            return
+        self._buffer.append(text)
+        if self.chunks == 0:
+            self.flush()
+        elif self._timer is None:
+            self._timer = self.hub.loop.call_later(self.window, self.flush)
+
+    def post(self, frame: dict[str, Any]) -> None:
+        """Post a non-token frame after the tokens before it."""
+        self.flush()
+        self.hub.post(self.conversation_id, frame)
+
+    def flush(self) -> None:
+        """Post the buffered tokens as one chunk."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if not self._buffer:
+            return
+        text = "".join(self._buffer)
+        self._buffer.clear()
+        frame = {"type": "token", "run_id": self.run_id, "index": len(self.text), "text": text}
+        self.text += text
+        self.chunks += 1
+        self.hub.post(self.conversation_id, frame, append=(self.run_id, text))

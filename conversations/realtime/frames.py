@@ -1,0 +1,127 @@
+"""Websocket frames in both directions (SPEC: WebSocket), as TypedDicts."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal, NotRequired, TypedDict
+
+ErrorCode = Literal["invalid", "too_long", "rate_limited", "busy", "llm_unavailable", "not_found"]
+
+
+# --- client → server -----------------------------------------------------------
+class MessageSendFrame(TypedDict):
+    type: Literal["message.send"]
+    content: str
+    client_id: NotRequired[str]
+
+
+class GenerationStopFrame(TypedDict):
+    type: Literal["generation.stop"]
+
+
+class SyncFrame(TypedDict):
+    type: Literal["sync"]
+    after: int
+
+
+class PingFrame(TypedDict):
+    type: Literal["ping"]
+
+
+# --- server → client -----------------------------------------------------------
+class MessageCreatedFrame(TypedDict):
+    type: Literal["message.created"]
+    message: dict[str, Any]
+
+
+class GenerationStartedFrame(TypedDict):
+    type: Literal["generation.started"]
+    run_id: str
+    reply_to: str
+
+
+class ThinkingFrame(TypedDict):
+    type: Literal["thinking"]
+    run_id: str
+    step: str
+    content: str
+
+
+class TokenFrame(TypedDict):
+    type: Literal["token"]
+    run_id: str
+    index: int  # character offset of `text` in the reply
+    text: str
+
+
+class SourcesFrame(TypedDict):
+    type: Literal["sources"]
+    run_id: str
+    items: list[dict[str, Any]]
+
+
+class Usage(TypedDict):
+    input_tokens: int
+    output_tokens: int
+
+
+class GenerationFinishedFrame(TypedDict):
+    type: Literal["generation.finished"]
+    run_id: str
+    message: dict[str, Any]
+    finish_reason: str
+    usage: Usage
+
+
+class ConversationUpdatedFrame(TypedDict):
+    type: Literal["conversation.updated"]
+    conversation: dict[str, Any]
+
+
+class Generation(TypedDict):
+    run_id: str
+    text: str
+
+
+class SyncStateFrame(TypedDict):
+    type: Literal["sync.state"]
+    messages: list[dict[str, Any]]
+    generation: Generation | None
+
+
+class ErrorFrame(TypedDict):
+    type: Literal["error"]
+    code: ErrorCode
+    detail: str
+    retry_after: NotRequired[int]
+
+
+class PongFrame(TypedDict):
+    type: Literal["pong"]
+
+
+ServerFrame = (
+    MessageCreatedFrame
+    | GenerationStartedFrame
+    | ThinkingFrame
+    | TokenFrame
+    | SourcesFrame
+    | GenerationFinishedFrame
+    | ConversationUpdatedFrame
+    | SyncStateFrame
+    | ErrorFrame
+    | PongFrame
+)
+
+
+def dumps(frame: dict[str, Any]) -> str:
+    """Serialize a frame as compact UTF-8 JSON (Korean stays readable)."""
+    return json.dumps(frame, ensure_ascii=False, separators=(",", ":"))
+
+
+def error_frame(code: ErrorCode, detail: str, *, retry_after: int | None = None) -> ErrorFrame:
+    """Build an `error` frame."""
+    frame: ErrorFrame = {"type": "error", "code": code, "detail": detail}
+    if retry_after is not None:
+        frame["retry_after"] = retry_after
+    return frame

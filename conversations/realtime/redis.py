@@ -1,0 +1,37 @@
+"""One asyncio Redis client per event loop, or None when REDIS_URL is unset."""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+
+import redis.asyncio as aioredis
+from django.conf import settings
+
+# A client's connections belong to the loop that opened them (tests run one loop each).
+_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, aioredis.Redis] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def get_redis() -> aioredis.Redis | None:
+    """Return this loop's Redis client, or None in the embedded (in-process) mode."""
+    url = getattr(settings, "REDIS_URL", None)
+    if not url:
+        return None
+    loop = asyncio.get_running_loop()
+    client = _clients.get(loop)
+    if client is None:
+        # No socket timeout: an idle connection is not an error (channels_redis#422).
+        client = aioredis.Redis.from_url(
+            url, socket_timeout=None, max_connections=1000, decode_responses=True
+        )
+        _clients[loop] = client
+    return client
+
+
+async def aclose_redis() -> None:
+    """Close this loop's client (tests, shutdown)."""
+    client = _clients.pop(asyncio.get_running_loop(), None)
+    if client is not None:
+        await client.aclose()

@@ -1,0 +1,287 @@
+"""Reads for the list page and search: filters, sorts, keyset pages, ranked message hits.
+
+On PostgreSQL a term matches through the stored `search_vector` (a prefix query on the
+`simple` tsvector, GIN) or as a substring (`ILIKE`, served by the pg_trgm GIN index), so
+'회의' finds '회의가'. On SQLite a term matches as a substring (`icontains`).
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from django.db import connection
+from django.db.models import F, FloatField, Lookup, Q, QuerySet
+from django.db.models.expressions import RawSQL
+
+from .cursors import after_keyset, decode_cursor, encode_cursor
+from .errors import Invalid
+from .models import Conversation, Message
+from .selectors import parse_uuid
+
+SortField = Literal["created_at", "updated_at", "last_message_at", "message_count"]
+SORT_FIELDS: tuple[str, ...] = ("created_at", "updated_at", "last_message_at", "message_count")
+NULLABLE_SORT_FIELDS = {"last_message_at"}
+MAX_LIMIT = 200
+MAX_QUERY_CHARS = 200
+MAX_TERMS = 8
+SNIPPET_CHARS = 160
+WORD = re.compile(r"\w+")
+
+
+@dataclass(frozen=True)
+class Page:
+    items: list[Any]
+    next_cursor: str | None
+
+
+@dataclass(frozen=True)
+class MessageHit:
+    conversation_id: str
+    conversation_title: str
+    message_id: str
+    sequence_number: int
+    role: str
+    created_at: datetime
+    rank: float
+    snippet: str
+
+
+class ILikeContains(Lookup):
+    """`field ILIKE '%term%'` as written, so PostgreSQL can use the pg_trgm index."""
+
+    lookup_name = "ilike_contains"
+
+    def get_db_prep_lookup(self, value: Any, connection: Any) -> tuple[str, list[Any]]:
+        return "%s", [f"%{_escape_like(value)}%"]
+
+    def as_sql(self, compiler: Any, connection: Any) -> tuple[str, list[Any]]:
+        lhs, lhs_params = self.process_lhs(compiler, connection)
+        rhs, rhs_params = self.process_rhs(compiler, connection)
+        return f"{lhs} ILIKE {rhs}", [*lhs_params, *rhs_params]
+
+
+class WordsPrefix(Lookup):
+    """The row's stored `search_vector` matches a prefix tsquery (PostgreSQL only)."""
+
+    lookup_name = "words_prefix"
+
+    def get_db_prep_lookup(self, value: Any, connection: Any) -> tuple[str, list[Any]]:
+        return "%s", [value]
+
+    def as_sql(self, compiler: Any, connection: Any) -> tuple[str, list[Any]]:
+        alias = compiler.quote_name_unless_alias(self.lhs.alias)
+        rhs, rhs_params = self.process_rhs(compiler, connection)
+        return f"{alias}.search_vector @@ to_tsquery('simple', {rhs})", rhs_params
+
+
+for _field in (Message._meta.get_field("content"), Conversation._meta.get_field("title")):
+    _field.register_lookup(ILikeContains)
+    _field.register_lookup(WordsPrefix)
+
+
+def _escape_like(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _is_postgres() -> bool:
+    return connection.vendor == "postgresql"
+
+
+def split_terms(q: str) -> list[str]:
+    """Return the distinct search terms of `q` (whitespace-separated, at most a few)."""
+    if len(q) > MAX_QUERY_CHARS:
+        raise Invalid(f"The search is longer than {MAX_QUERY_CHARS} characters.")
+    terms: list[str] = []
+    for term in q.split():
+        if term.casefold() not in {t.casefold() for t in terms}:
+            terms.append(term)
+    return terms[:MAX_TERMS]
+
+
+def _prefix_tsquery(term: str) -> str | None:
+    # Only a plain word becomes a prefix query; "100%" must not find "1000".
+    return f"'{term}':*" if WORD.fullmatch(term) else None
+
+
+def _term_matches(field: str, term: str) -> Q:
+    if not _is_postgres():
+        return Q(**{f"{field}__icontains": term})
+    condition = Q(**{f"{field}__ilike_contains": term})
+    tsquery = _prefix_tsquery(term)
+    if tsquery:
+        condition |= Q(**{f"{field}__words_prefix": tsquery})
+    return condition
+
+
+def _all_terms_match(field: str, terms: list[str]) -> Q:
+    condition = Q()
+    for term in terms:
+        condition &= _term_matches(field, term)
+    return condition
+
+
+def _owned_conversation_ids(user: Any) -> list[Any]:
+    # Fetched first so the planner walks the owner's messages by conversation (a few
+    # thousand rows) instead of scanning every user's messages with ILIKE.
+    return list(Conversation.objects.filter(created_by=user).values_list("id", flat=True))
+
+
+def list_conversations(
+    *,
+    user: Any,
+    q: str | None = None,
+    status: str | None = None,
+    project_id: int | None = None,
+    service_id: str | None = None,
+    created_after: datetime | None = None,
+    created_before: datetime | None = None,
+    sort: SortField = "updated_at",
+    order: Literal["asc", "desc"] = "desc",
+    limit: int = 50,
+    cursor: str | None = None,
+) -> Page:
+    """Return one page of the user's conversations, filtered and sorted (keyset cursor)."""
+    if sort not in SORT_FIELDS:
+        raise Invalid(f"Unknown sort; use one of: {', '.join(SORT_FIELDS)}.")
+    if order not in ("asc", "desc"):
+        raise Invalid("Unknown order; use asc or desc.")
+    limit = max(1, min(int(limit), MAX_LIMIT))
+    qs: QuerySet[Conversation] = Conversation.objects.filter(created_by=user)
+    if status:
+        if status not in Conversation.Status.values:
+            raise Invalid(f"Unknown status; use one of: {', '.join(Conversation.Status.values)}.")
+        qs = qs.filter(status=status)
+    if project_id is not None:
+        qs = qs.filter(project_id=project_id)
+    if service_id:
+        qs = qs.filter(service_id=service_id)
+    if created_after is not None:
+        qs = qs.filter(created_at__gte=created_after)
+    if created_before is not None:
+        qs = qs.filter(created_at__lt=created_before)
+    terms = split_terms(q or "")
+    if terms:
+        owned = _owned_conversation_ids(user)
+        for term in terms:
+            in_messages = Message.objects.filter(conversation_id__in=owned).filter(
+                _term_matches("content", term)
+            )
+            qs = qs.filter(
+                _term_matches("title", term) | Q(pk__in=in_messages.values("conversation_id"))
+            )
+    descending = order == "desc"
+    key = f"conv:{sort}:{order}"
+    nullable = sort in NULLABLE_SORT_FIELDS
+    if cursor:
+        kind = int if sort == "message_count" else datetime
+        value, pk = _two(decode_cursor(cursor, key=key), kind=kind, nullable=nullable)
+        qs = qs.filter(
+            after_keyset(field=sort, value=value, pk=pk, descending=descending, nullable=nullable)
+        )
+    if descending:
+        ordering = [F(sort).desc(nulls_first=True), F("id").desc()]
+    else:
+        ordering = [F(sort).asc(nulls_last=True), F("id").asc()]
+    rows = list(qs.select_related("project").order_by(*ordering)[: limit + 1])
+    next_cursor = None
+    if len(rows) > limit:
+        rows = rows[:limit]
+        last = rows[-1]
+        next_cursor = encode_cursor(key=key, values=[getattr(last, sort), str(last.pk)])
+    return Page(items=rows, next_cursor=next_cursor)
+
+
+def _two(values: list[Any], *, kind: type | tuple[type, ...], nullable: bool = False) -> Any:
+    """Return (value, pk) of a decoded cursor after checking their types."""
+    bad = Invalid("The cursor is not valid for this query.", code="bad_cursor")
+    if len(values) != 2 or parse_uuid(values[1]) is None:
+        raise bad
+    value = values[0]
+    if value is None and nullable:
+        return None, values[1]
+    if isinstance(value, bool) or not isinstance(value, kind):
+        raise bad
+    if isinstance(value, datetime) and value.tzinfo is None:
+        raise bad
+    return value, values[1]
+
+
+def search_messages(*, user: Any, q: str, limit: int = 20, cursor: str | None = None) -> Page:
+    """Return the user's messages that match every term of `q`, best first, with snippets."""
+    terms = split_terms(q or "")
+    if not terms:
+        raise Invalid("Give a search term (q).")
+    limit = max(1, min(int(limit), MAX_LIMIT))
+    qs = Message.objects.filter(conversation_id__in=_owned_conversation_ids(user)).filter(
+        _all_terms_match("content", terms)
+    )
+    if _is_postgres():
+        tsquery = " | ".join(filter(None, (_prefix_tsquery(t) for t in terms))) or ""
+        rank = RawSQL(
+            # float8: a real would come back rounded and break the keyset comparison.
+            "(ts_rank_cd(conversations_message.search_vector, to_tsquery('simple', %s))"
+            " + word_similarity(%s, conversations_message.content))::float8",
+            [tsquery, " ".join(terms)],
+            output_field=FloatField(),
+        )
+        key_field = "rank"
+        qs = qs.annotate(rank=rank)
+    else:
+        key_field = "created_at"
+    key = f"search:{key_field}"
+    if cursor:
+        kind = (float, int) if key_field == "rank" else datetime
+        value, pk = _two(decode_cursor(cursor, key=key), kind=kind)
+        qs = qs.filter(
+            after_keyset(field=key_field, value=value, pk=pk, descending=True, nullable=False)
+        )
+    rows = list(
+        qs.select_related("conversation")
+        .only("id", "content", "sequence_number", "role", "created_at", "conversation__title")
+        .order_by(F(key_field).desc(), F("id").desc())[: limit + 1]
+    )
+    next_cursor = None
+    if len(rows) > limit:
+        rows = rows[:limit]
+        last = rows[-1]
+        next_cursor = encode_cursor(key=key, values=[getattr(last, key_field), str(last.pk)])
+    hits = [
+        MessageHit(
+            conversation_id=str(row.conversation_id),
+            conversation_title=row.conversation.title,
+            message_id=str(row.pk),
+            sequence_number=row.sequence_number,
+            role=row.role,
+            created_at=row.created_at,
+            rank=float(getattr(row, "rank", 0.0) or 0.0),
+            snippet=highlight(row.content, terms),
+        )
+        for row in rows
+    ]
+    return Page(items=hits, next_cursor=next_cursor)
+
+
+def highlight(text: str, terms: list[str], *, width: int = SNIPPET_CHARS) -> str:
+    """Return an HTML-safe excerpt of `text` around the first match, matches in <mark>."""
+    pattern = re.compile("|".join(re.escape(t) for t in sorted(terms, key=len, reverse=True)), re.I)
+    first = pattern.search(text)
+    start = 0 if first is None else max(0, first.start() - width // 3)
+    end = min(len(text), start + width)
+    if start > 0:
+        # Don't cut a word in half at the left edge when a space is near.
+        space = text.rfind(" ", max(0, start - 15), start)
+        start = space + 1 if space != -1 else start
+    window = text[start:end]
+    out: list[str] = ["…" if start > 0 else ""]
+    pos = 0
+    for match in pattern.finditer(window):
+        out.append(html.escape(window[pos : match.start()]))
+        out.append(f"<mark>{html.escape(match.group())}</mark>")
+        pos = match.end()
+    out.append(html.escape(window[pos:]))
+    out.append("…" if end < len(text) else "")
+    return "".join(out)

@@ -1,0 +1,113 @@
+"""The conversation-level summary: main points, decisions, next actions (SPEC, seed 004)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from . import agent_service
+from .errors import Invalid
+from .models import Conversation, Message
+from .services import _announce_conversation, _lock_conversation
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MAX_WORDS = 500
+MIN_WORDS, MAX_WORDS = 10, 2000
+# The summarizer sees at most this many of the latest messages (the model's window is finite).
+MAX_MESSAGES_SUMMARIZED = 400
+
+
+def _auto_thresholds() -> tuple[int, int, int]:
+    return (
+        getattr(settings, "CHAT_AUTO_SUMMARY_MESSAGES", 50),
+        getattr(settings, "CHAT_AUTO_SUMMARY_TOKENS", 10_000),
+        getattr(settings, "CHAT_AUTO_SUMMARY_EVERY", 20),
+    )
+
+
+def clean_max_words(max_words: Any) -> int:
+    """Return the requested summary length in words, or refuse it."""
+    if max_words is None:
+        return DEFAULT_MAX_WORDS
+    if isinstance(max_words, bool) or not isinstance(max_words, int):
+        raise Invalid("max_length must be a whole number of words.")
+    if not MIN_WORDS <= max_words <= MAX_WORDS:
+        raise Invalid(f"max_length must be between {MIN_WORDS} and {MAX_WORDS} words.")
+    return max_words
+
+
+def latest_messages(*, conversation_id: Any, limit: int = MAX_MESSAGES_SUMMARIZED) -> list[Message]:
+    """Return the conversation's latest `limit` messages, oldest first."""
+    rows = list(
+        Message.objects.filter(conversation_id=conversation_id).order_by("-sequence_number")[:limit]
+    )
+    rows.reverse()
+    return rows
+
+
+@transaction.atomic
+def store_summary(*, conversation_id: Any, summary: str) -> Conversation:
+    """Save a summary with its time; an active conversation becomes `summarized`."""
+    conversation = _lock_conversation(conversation_id)
+    conversation.summary = summary.strip()
+    conversation.summary_at = timezone.now()
+    fields = ["summary", "summary_at", "updated_at"]
+    # An archived conversation stays archived: archiving is the user's filing decision.
+    if conversation.status == Conversation.Status.ACTIVE:
+        conversation.status = Conversation.Status.SUMMARIZED
+        fields.append("status")
+    conversation.save(update_fields=fields)
+    _announce_conversation(conversation)
+    return conversation
+
+
+async def asummarize_conversation(
+    *, conversation: Conversation, max_words: int | None = None
+) -> Conversation:
+    """Summarize a conversation in its language and store the summary."""
+    words = clean_max_words(max_words)
+    messages = await sync_to_async(latest_messages)(conversation_id=conversation.id)
+    if not messages:
+        raise Invalid("There is nothing to summarize yet.")
+    text = await agent_service.asummarize_for_conversation(messages=messages, max_words=words)
+    return await sync_to_async(store_summary)(conversation_id=conversation.id, summary=text)
+
+
+def needs_auto_summary(conversation: Conversation) -> bool:
+    """Say whether a conversation is past the automatic-summary thresholds and stale."""
+    max_messages, max_tokens, every = _auto_thresholds()
+    if conversation.message_count <= max_messages and conversation.total_tokens_used <= max_tokens:
+        return False
+    if conversation.summary_at is None:
+        return True
+    newer = conversation.messages.filter(created_at__gt=conversation.summary_at).count()
+    return newer >= every
+
+
+def _load_if_due(conversation_id: Any) -> Conversation | None:
+    conversation = Conversation.objects.filter(pk=conversation_id).first()
+    if conversation is None or not needs_auto_summary(conversation):
+        return None
+    return conversation
+
+
+async def maybe_auto_summarize(conversation_id: Any) -> Conversation | None:
+    """Summarize a conversation past 50 messages or 10,000 tokens; call after each reply.
+
+    Re-summarizes once enough new messages arrived since the last summary. Never raises:
+    a failed summary is logged and retried after the next reply.
+    """
+    conversation = await sync_to_async(_load_if_due)(conversation_id)
+    if conversation is None:
+        return None
+    try:
+        return await asummarize_conversation(conversation=conversation)
+    except Exception:
+        logger.exception("automatic summary of %s failed", conversation_id)
+        return None

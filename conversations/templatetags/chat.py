@@ -1,0 +1,94 @@
+"""Template helpers for messages: Markdown, parts, the context ledger, search snippets."""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Any
+
+import nh3
+from django import template
+from django.contrib.staticfiles import finders
+from django.utils.safestring import SafeString, mark_safe
+
+from conversations.rendering import render_markdown
+
+register = template.Library()
+
+
+@register.filter(name="markdown")
+def markdown_filter(text: str) -> SafeString:
+    """Render message Markdown as sanitized HTML."""
+    return mark_safe(render_markdown(text))
+
+
+@register.filter
+def snippet(html: str) -> SafeString:
+    """Keep only <mark> of a search snippet (the search selector escapes the rest)."""
+    return mark_safe(nh3.clean(html or "", tags={"mark"}, attributes={}))
+
+
+@register.filter
+def parts_of(message: Any, kinds: str) -> list[dict[str, Any]]:
+    """Return the message parts whose type is one of the comma-separated `kinds`."""
+    wanted = set(kinds.split(","))
+    return [p for p in (message.parts or []) if isinstance(p, dict) and p.get("type") in wanted]
+
+
+@register.filter
+def sources_of(message: Any) -> list[dict[str, Any]]:
+    """Return the documents a reply used, from its `references` parts."""
+    items: list[dict[str, Any]] = []
+    for part in parts_of(message, "references"):
+        found = part.get("items") or part.get("references") or part.get("sources") or []
+        items.extend(item for item in found if isinstance(item, dict))
+    return items
+
+
+@register.filter
+def ledger(message: Any) -> dict[str, Any] | None:
+    """Return the context ledger of an assistant message (what the model saw)."""
+    context = (message.metadata or {}).get("context")
+    return context if isinstance(context, dict) and context else None
+
+
+@register.filter
+def part_text(part: dict[str, Any]) -> str:
+    """Return a readable one-block text of a thinking or tool part."""
+    for key in ("content", "text", "output", "result"):
+        value = part.get(key)
+        if isinstance(value, str) and value:
+            return value
+    if part.get("name") or part.get("args"):
+        import json
+
+        return f"{part.get('name', '')}({json.dumps(part.get('args', {}), ensure_ascii=False)})"
+    return ""
+
+
+@register.filter
+def number(value: Any) -> str:
+    """Format a number the way the current language groups digits."""
+    from django.utils.formats import number_format
+
+    try:
+        return number_format(value, force_grouping=True)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+@functools.lru_cache(maxsize=64)
+def _icon_svg(name: str) -> str:
+    path = finders.find(f"vendor/lucide/{name}.svg")
+    if not path or not re.fullmatch(r"[a-z0-9-]+", name):
+        return ""
+    with open(path, encoding="utf-8") as fh:
+        svg = re.sub(r"<!--.*?-->", "", fh.read(), flags=re.S).strip()
+    svg = re.sub(r'\s+width="24"\s+height="24"', ' width="18" height="18"', svg, count=1)
+    return svg.replace("<svg", '<svg aria-hidden="true" focusable="false"', 1)
+
+
+@register.simple_tag
+def icon(name: str) -> SafeString:
+    """Inline a vendored Lucide icon (decorative; the button carries the label)."""
+    return mark_safe(_icon_svg(name))

@@ -1,0 +1,1 @@
+"""The user's knowledge base: documents, their sections and chunks, and retrieval."""

@@ -1,0 +1,196 @@
+"""Ranked hybrid keyword retrieval over one user's chunks: full-text rank + trigram similarity.
+
+PostgreSQL: the stored `search_vector` (GIN) finds every chunk holding a query word as a
+prefix (Korean suffixes are indexed, so this is a substring match for Korean), counts how
+many chunks hold each word (for IDF weights), and ranks with `ts_rank`; the best
+candidates are re-scored in Python with pg_trgm's `word_similarity` of query and heading.
+SQLite: the user's chunks holding any query form (`icontains`) are scored the same way.
+Only the given user's chunks are ever read.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypedDict
+
+from asgiref.sync import sync_to_async
+from django.db import connection, transaction
+from django.db.models import Q
+
+from .models import DocumentChunk
+from .scoring import idf_weights, score_chunk, snippet
+from .terms import Concept, concepts, tsquery
+
+MAX_K = 20
+CANDIDATES = 60
+# Chunks ranked per tier at most: bounds latency when one common word matches thousands.
+SCAN_LIMIT = 2000
+FTS_WEIGHT = 0.2
+SQLITE_MAX_CANDIDATES = 20000
+
+
+class RetrievedChunk(TypedDict):
+    document_id: str
+    document_title: str
+    section: str
+    snippet: str
+    score: float
+    text: str
+    chunk_id: int
+    section_number: str
+    section_title: str
+
+
+def retrieve(*, user_id: Any, query: str, k: int = 4) -> list[RetrievedChunk]:
+    """Return the user's `k` chunks that best answer `query`, best first (one per section)."""
+    items = concepts(query or "")
+    if not items or user_id is None:
+        return []
+    k = max(1, min(int(k), MAX_K))
+    if connection.vendor == "postgresql":
+        rows = _postgres_candidates(user_id, query, items, k)
+    else:
+        rows = _sqlite_candidates(user_id, items)
+    return _best(rows, items, k)
+
+
+_aretrieve = sync_to_async(retrieve)
+
+
+async def aretrieve(*, user_id: Any, query: str, k: int = 4) -> list[RetrievedChunk]:
+    """Return the user's `k` chunks that best answer `query` (async twin of `retrieve`)."""
+    return await _aretrieve(user_id=user_id, query=query, k=k)
+
+
+def _best(rows: list[dict[str, Any]], items: list[Concept], k: int) -> list[RetrievedChunk]:
+    scored = []
+    for row in rows:
+        score = score_chunk(
+            items,
+            heading=row["heading"],
+            text=row["text"],
+            weights=row["weights"],
+            heading_similarity=row.get("heading_similarity"),
+            query=" ".join(c.word for c in items),
+        )
+        scored.append((score + FTS_WEIGHT * row.get("fts", 0.0), row))
+    scored.sort(key=lambda pair: (-pair[0], pair[1]["document_id"], pair[1]["ordinal"]))
+    results: list[RetrievedChunk] = []
+    seen: set[tuple[str, int]] = set()
+    for score, row in scored:
+        key = (row["document_id"], row["section_index"])
+        if key in seen or score <= 0:
+            continue
+        seen.add(key)
+        results.append(
+            {
+                "document_id": row["document_id"],
+                "document_title": row["document_title"],
+                "section": row["heading"],
+                "snippet": snippet(row["text"], items),
+                "score": round(float(score), 4),
+                "text": row["text"],
+                "chunk_id": row["id"],
+                "section_number": row["section_number"],
+                "section_title": row["section_title"],
+            }
+        )
+        if len(results) == k:
+            break
+    return results
+
+
+# Rank inside, then read titles and compute heading similarity for the few rows kept.
+POSTGRES_SQL = """
+    SELECT best.id, best.fts, c.document_id::text AS document_id, d.title AS document_title,
+           c.heading, c.text, c.ordinal, c.section_index, c.section_number, c.section_title,
+           word_similarity(%(raw)s, c.heading) AS heading_similarity
+    FROM (
+        SELECT c.id, ts_rank(c.search_vector, to_tsquery('simple', %(q)s), 1) AS fts
+        FROM (
+            SELECT c.id, c.search_vector
+            FROM knowledge_documentchunk c, to_tsquery('simple', %(q)s) query
+            WHERE c.owner_id = %(user)s AND c.search_vector @@ query
+              AND NOT (c.id = ANY(%(seen)s))
+            LIMIT %(scan)s
+        ) c
+        ORDER BY fts DESC, c.id
+        LIMIT %(limit)s
+    ) best
+    JOIN knowledge_documentchunk c ON c.id = best.id
+    JOIN knowledge_document d ON d.id = c.document_id
+"""
+
+
+def _postgres_candidates(
+    user_id: Any, query: str, items: list[Concept], k: int
+) -> list[dict[str, Any]]:
+    # Strictest first: chunks holding three query words, then two, then any one. With
+    # common words, ranking every chunk that holds any one of them reads thousands of rows;
+    # a looser tier runs only while the stricter ones found too few.
+    rows: list[dict[str, Any]] = []
+    enough = max(4 * k, 20)
+    for at_least in sorted({min(len(items), 3), min(len(items), 2), 1}, reverse=True):
+        if len(rows) >= enough:
+            break
+        params = {
+            "q": tsquery(items, at_least=at_least),
+            "user": user_id,
+            "raw": query[:500],
+            "seen": [row["id"] for row in rows],
+            "scan": SCAN_LIMIT,
+            "limit": CANDIDATES - len(rows),
+        }
+        rows.extend(_fetch_with_index(POSTGRES_SQL, params))
+    weights = idf_weights(items, [f"{r['heading']}\n{r['text']}" for r in rows], len(rows))
+    for row in rows:
+        row["fts"] = float(row["fts"])
+        row["heading_similarity"] = float(row["heading_similarity"] or 0.0)
+        row["weights"] = weights
+    return rows
+
+
+def _fetch_with_index(sql: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+    """Run `sql` with sequential scans off, for this statement only.
+
+    The planner prices a GIN scan for a tsquery of many prefix terms far above its real
+    cost and reads the whole table instead (330 ms instead of 25 at 55,000 chunks).
+    """
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SELECT current_setting('enable_seqscan')")
+        previous = cursor.fetchone()[0]
+        cursor.execute("SELECT set_config('enable_seqscan', 'off', true)")
+        try:
+            cursor.execute(sql, params)
+            columns = [col.name for col in cursor.description]
+            return [dict(zip(columns, record, strict=True)) for record in cursor.fetchall()]
+        finally:
+            cursor.execute("SELECT set_config('enable_seqscan', %s, true)", [previous])
+
+
+def _sqlite_candidates(user_id: Any, items: list[Concept]) -> list[dict[str, Any]]:
+    holds_any = Q()
+    for form in {f for c in items for f in c.forms}:
+        holds_any |= Q(text__icontains=form) | Q(heading__icontains=form)
+    chunks = DocumentChunk.objects.filter(owner_id=user_id)
+    population = chunks.count()
+    found = list(
+        chunks.filter(holds_any)
+        .values(
+            "id",
+            "document_id",
+            "document__title",
+            "heading",
+            "text",
+            "ordinal",
+            "section_index",
+            "section_number",
+            "section_title",
+        )
+        .order_by("document_id", "ordinal")[:SQLITE_MAX_CANDIDATES]
+    )
+    weights = idf_weights(items, [f"{r['heading']}\n{r['text']}" for r in found], population)
+    return [
+        {**r, "document_id": str(r["document_id"]), "document_title": r["document__title"]}
+        | {"weights": weights}
+        for r in found
+    ]

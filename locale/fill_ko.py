@@ -1,0 +1,169 @@
+"""Fill locale/ko from KO below after `makemessages`; run, then `compilemessages`."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+KO = {
+    "Name": "이름", "name": "이름", "Token revoked.": "토큰을 폐기했습니다.", "title": "제목",
+    "Archive selected conversations": "선택한 대화 보관", "Archived.": "보관했습니다.",
+    "Flag selected conversations": "선택한 대화 신고 표시", "Flagged.": "신고 표시했습니다.",
+    "Unflag selected conversations": "선택한 대화 신고 해제", "Unflagged.": "신고를 해제했습니다.",
+    "feedback": "피드백", "Helpful": "도움이 됨", "Not helpful": "도움이 안 됨", "None": "없음",
+    "content": "내용", "Active": "진행 중", "Archived": "보관됨", "Summarized": "요약됨",
+    "description": "설명", "service": "서비스", "status": "상태", "summary": "요약",
+    "flagged": "신고됨", "flag reason": "신고 사유", "User": "사용자", "Assistant": "어시스턴트",
+    "System": "시스템", "reported": "신고됨", "report reason": "신고 사유",
+    "Not found": "찾을 수 없음",
+    "There is nothing here, or it is not yours.": "여기에는 아무것도 없거나, 내 것이 아닙니다.",
+    "Back to your conversations": "내 대화로 돌아가기", "API tokens": "API 토큰",
+    "A token lets a script or a websocket client act as you: send it as":
+        "토큰이 있으면 스크립트나 웹소켓 클라이언트가 나 대신 동작할 수 있습니다. 이렇게 보내세요:",
+    "Copy your new token now; it will not be shown again.":
+        "새 토큰을 지금 복사하세요. 다시 보여 주지 않습니다.",
+    "Create token": "토큰 만들기", "Prefix": "접두어", "Created": "만든 날짜",
+    "Last used": "마지막 사용", "Revoke": "폐기", "Revoked": "폐기됨",
+    "No tokens yet.": "아직 토큰이 없습니다.", "Chat": "채팅", "Chat with memory": "기억하는 채팅",
+    "Skip to content": "본문으로 건너뛰기", "Show conversations": "대화 목록 보기",
+    "Set OPENAI_API_KEY and OPENAI_BASE_URL to use a real model.":
+        "실제 모델을 쓰려면 OPENAI_API_KEY와 OPENAI_BASE_URL을 설정하세요.",
+    "Offline model": "오프라인 모델", "Main": "주 메뉴", "Conversations": "대화",
+    "Documents": "문서", "Admin": "관리", "Log out": "로그아웃", "Log in": "로그인",
+    "Sign up": "가입하기", "Language": "언어", "Change": "바꾸기", "You said:": "내가 한 말:",
+    "Assistant said:": "어시스턴트의 답:", "Stopped.": "중지했습니다.",
+    "The reply failed.": "답변을 만들지 못했습니다.", "Interrupted.": "중단되었습니다.",
+    "Cut off at the length limit.": "길이 제한에서 잘렸습니다.",
+    "%(n)s step": "단계 %(n)s개", "tool call": "도구 호출", "tool result": "도구 결과",
+    "%(n)s source": "출처 %(n)s개", "What the model saw": "모델이 본 내용",
+    "Summaries": "요약", "Conversation record": "대화 기록", "none": "없음",
+    "Messages sent": "보낸 메시지", "Input tokens": "입력 토큰",
+    "estimated %(est)s, actual %(actual)s, window %(window)s":
+        "추정 %(est)s, 실제 %(actual)s, 창 %(window)s",
+    "Route": "경로", "%(shown)s token": "토큰 %(shown)s개", "Message actions": "메시지 작업",
+    "Copy message": "메시지 복사", "Copy": "복사", "Fork from here": "여기서 분기",
+    "Good reply": "좋은 답변", "Bad reply": "나쁜 답변", "Report message": "메시지 신고",
+    "Report": "신고", "Delete message": "메시지 삭제", "Delete": "삭제", "Untitled": "제목 없음",
+    "Select “%(title)s”": "“%(title)s” 선택", "%(shown)s message": "메시지 %(shown)s개",
+    "No conversations yet.": "아직 대화가 없습니다.", "Your conversations": "내 대화",
+    "New conversation": "새 대화", "Search messages": "메시지 검색",
+    "Conversations by project": "프로젝트별 대화", "No project": "프로젝트 없음",
+    "Rename conversation": "대화 이름 바꾸기", "Rename": "이름 바꾸기", "New title": "새 제목",
+    "Save": "저장", "Cancel": "취소", "Forked from": "분기한 원본:", "Forks:": "분기:",
+    "%(shown)s message, %(tokens)s tokens": "메시지 %(shown)s개, 토큰 %(tokens)s개",
+    "Conversation actions": "대화 작업", "Project": "프로젝트", "Summarize": "요약하기",
+    "Export": "내보내기", "Markdown (.md)": "마크다운 (.md)", "JSON (.json)": "JSON (.json)",
+    "Plain text (.txt)": "텍스트 (.txt)", "Unarchive": "보관 해제", "Archive": "보관",
+    "The built-in offline model is answering: replies are canned, not from a real model.":
+        "내장 오프라인 모델이 답하고 있습니다. 답변은 실제 모델이 아니라 미리 정해진 것입니다.",
+    "Summary": "요약", "Load older messages": "이전 메시지 불러오기", "Messages": "메시지",
+    "Ask anything. Enter sends, Shift+Enter adds a line, Esc stops a reply.":
+        "무엇이든 물어보세요. Enter는 보내기, Shift+Enter는 줄바꿈, Esc는 답변 중지입니다.",
+    "Message": "메시지",
+    "Write a message… (Enter sends, Shift+Enter for a new line)":
+        "메시지 입력… (Enter: 보내기, Shift+Enter: 줄바꿈)",
+    "Send": "보내기", "Stop": "중지", "Comment (optional)": "의견 (선택)",
+    "Title (optional)": "제목 (선택)", "Title of the new conversation": "새 대화의 제목",
+    "Project of the new conversation": "새 대화의 프로젝트", "Search and filter": "검색과 필터",
+    "Search titles and messages": "제목과 메시지 검색", "Status": "상태",
+    "Any status": "모든 상태", "Any project": "모든 프로젝트", "Service": "서비스",
+    "From": "시작일", "To": "종료일", "Sort by": "정렬 기준", "Recently updated": "최근 수정순",
+    "Last message": "최근 메시지순", "Message count": "메시지 수", "Order": "순서",
+    "Descending": "내림차순", "Ascending": "오름차순", "Apply": "적용", "Clear": "초기화",
+    "Messages matching “%(q)s”": "“%(q)s”와 일치하는 메시지",
+    "No message matches.": "일치하는 메시지가 없습니다.",
+    "Selected conversations": "선택한 대화", "Select all": "모두 선택",
+    "Export (zip)": "내보내기 (zip)", "Move to project": "프로젝트로 옮기기",
+    "Move to project…": "프로젝트로 옮기기…", "Load more": "더 불러오기", "Projects": "프로젝트",
+    "No projects yet.": "아직 프로젝트가 없습니다.", "Project name": "프로젝트 이름",
+    "Create project": "프로젝트 만들기", "Knowledge base": "지식 베이스",
+    "Documents you add here will be searched when you ask a question about them.":
+        "여기에 추가한 문서는 관련 질문을 할 때 검색됩니다.",
+    "Uploading documents is coming soon.": "문서 올리기는 곧 제공됩니다.",
+    "No account yet?": "아직 계정이 없나요?", "Create account": "계정 만들기",
+    "Already have an account?": "이미 계정이 있나요?",
+    # JavaScript
+    "Copy code": "코드 복사", "Reply received.": "답변을 받았습니다.",
+    "Assistant is replying:": "어시스턴트가 답하는 중:", "Working…": "작업 중…",
+    "That message could not be sent.": "메시지를 보낼 수 없습니다.",
+    "That message is too long.": "메시지가 너무 깁니다.",
+    "You are sending messages too fast; wait a moment.":
+        "메시지를 너무 빨리 보내고 있습니다. 잠시 기다려 주세요.",
+    "A reply is already running.": "이미 답변을 만들고 있습니다.",
+    "The model is not available right now.": "지금은 모델을 사용할 수 없습니다.",
+    "This conversation no longer exists.": "이 대화는 더 이상 없습니다.",
+    "Connection lost. Reconnecting…": "연결이 끊겼습니다. 다시 연결하는 중…",
+    "This conversation is not available.": "이 대화를 열 수 없습니다.",
+    "%(n)s sources": "출처 %(n)s개", "Something went wrong.": "문제가 생겼습니다.",
+    "Report this message": "이 메시지 신고", "Thank you. The message was reported.":
+        "고맙습니다. 메시지를 신고했습니다.",
+    "Delete this message? The assistant forgets it too.":
+        "이 메시지를 삭제할까요? 어시스턴트도 이 메시지를 잊습니다.",
+    "Message deleted.": "메시지를 삭제했습니다.",
+    "What was good? (optional)": "무엇이 좋았나요? (선택)",
+    "What went wrong? (optional)": "무엇이 잘못됐나요? (선택)",
+    "Thanks for the feedback.": "피드백 고맙습니다.",
+    "Reporting is not available yet.": "아직 신고 기능을 쓸 수 없습니다.",
+    "Summarizing…": "요약하는 중…", "Conversation archived.": "대화를 보관했습니다.",
+    "Conversation restored.": "대화를 보관 해제했습니다.", "Moved.": "옮겼습니다.",
+    "Delete this conversation and all its messages? This cannot be undone.":
+        "이 대화와 모든 메시지를 삭제할까요? 되돌릴 수 없습니다.",
+    "Could not load older messages.": "이전 메시지를 불러오지 못했습니다.",
+    "Copied.": "복사했습니다.",
+    "Could not load more conversations.": "대화를 더 불러오지 못했습니다.",
+    "%(n)s selected": "%(n)s개 선택됨",
+    "%(n)s conversation archived.": "대화 %(n)s개를 보관했습니다.",
+    "Delete %(n)s conversation and all its messages? This cannot be undone.":
+        "대화 %(n)s개와 모든 메시지를 삭제할까요? 되돌릴 수 없습니다.",
+    "%(n)s conversation deleted.": "대화 %(n)s개를 삭제했습니다.",
+    "%(n)s conversation moved.": "대화 %(n)s개를 옮겼습니다.",
+    "Projects cannot be changed here yet.": "아직 여기서 프로젝트를 바꿀 수 없습니다.",
+    "New name for the project": "프로젝트의 새 이름",
+    # Documents (knowledge base)
+    "Text": "텍스트", "Markdown": "마크다운", "PDF": "PDF", "file name": "파일 이름",
+    "type": "유형", "size": "크기",
+}  # fmt: skip
+
+ENTRY = re.compile(
+    r'^msgid ((?:".*"\n)+)(msgid_plural (?:".*"\n)+)?((?:msgstr.*\n(?:".*"\n)*)+)', re.M
+)
+
+
+def _unquote(block: str) -> str:
+    return "".join(re.findall(r'"(.*)"', block)).replace('\\"', '"')
+
+
+def _quote(text: str) -> str:
+    return '"' + text.replace('"', '\\"') + '"'
+
+
+def fill(path: Path) -> list[str]:
+    """Write KO's translations into one .po file; return the msgids still missing."""
+    missing: list[str] = []
+    text = path.read_text(encoding="utf-8").replace('#, fuzzy\nmsgid ""', 'msgid ""', 1)
+
+    def replace(match: re.Match[str]) -> str:
+        msgid = _unquote(match.group(1))
+        if not msgid:
+            return match.group(0)
+        ko = KO.get(msgid)
+        if ko is None:
+            missing.append(msgid)
+            return match.group(0)
+        head = f"msgid {match.group(1)}" + (match.group(2) or "")
+        key = "msgstr[0]" if match.group(2) else "msgstr"
+        return f"{head}{key} {_quote(ko)}\n"
+
+    text = ENTRY.sub(replace, text)
+    text = text.replace('"Language: \\n"', '"Language: ko\\n"')
+    path.write_text(text, encoding="utf-8")
+    return missing
+
+
+if __name__ == "__main__":
+    base = Path(__file__).resolve().parent / "ko" / "LC_MESSAGES"
+    gaps = [m for name in ("django.po", "djangojs.po") for m in fill(base / name)]
+    for gap in gaps:
+        print("missing:", gap)
+    sys.exit(1 if gaps else 0)

@@ -1,0 +1,71 @@
+// The JSON API client (SPEC: /api/v1/): session cookie + CSRF header, errors as ApiError.
+const BASE = "/api/v1";
+
+export class ApiError extends Error {
+  constructor(status, code, message) {
+    super(message || code || `HTTP ${status}`);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+function csrfToken() {
+  const meta = document.querySelector('meta[name="csrf-token"]');
+  if (meta && meta.content) return meta.content;
+  const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
+  return match ? decodeURIComponent(match[1]) : "";
+}
+
+export async function api(method, path, body) {
+  const init = {
+    method,
+    credentials: "same-origin",
+    headers: { Accept: "application/json", "X-CSRFToken": csrfToken() },
+  };
+  if (body !== undefined) {
+    init.headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  const response = await fetch(BASE + path, init);
+  if (response.status === 204) return null;
+  let data = null;
+  const type = response.headers.get("Content-Type") || "";
+  if (type.includes("json")) data = await response.json();
+  if (!response.ok) {
+    const error = (data && data.error) || {};
+    throw new ApiError(response.status, error.code, error.message);
+  }
+  return data;
+}
+
+// POST and download the answer as a file (for exports that answer with a body).
+export async function download(method, path, body, fallbackName) {
+  const response = await fetch(BASE + path, {
+    method,
+    credentials: "same-origin",
+    headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken() },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (!response.ok) {
+    let error = {};
+    try { error = (await response.json()).error || {}; } catch { /* not JSON */ }
+    throw new ApiError(response.status, error.code, error.message);
+  }
+  const disposition = response.headers.get("Content-Disposition") || "";
+  const match = disposition.match(/filename\*?=(?:UTF-8'')?"?([^";]+)"?/i);
+  const name = match ? decodeURIComponent(match[1]) : fallbackName;
+  const url = URL.createObjectURL(await response.blob());
+  const link = document.createElement("a");
+  link.href = url;
+  link.download = name;
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
+}
+
+export async function fetchHtml(url) {
+  const response = await fetch(url, { credentials: "same-origin", headers: { Accept: "text/html" } });
+  if (!response.ok) throw new ApiError(response.status, "http", `HTTP ${response.status}`);
+  return response;
+}

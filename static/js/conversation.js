@@ -1,0 +1,494 @@
+// The conversation page: live chat over the socket, per-message and header actions.
+import { api } from "./api.js";
+import { confirmDialog, copyText, el, parseFragment, toast } from "./dom.js";
+import { _, format } from "./i18n.js";
+import { share } from "./live.js";
+import { ConversationSocket } from "./socket.js";
+
+const root = document.getElementById("conversation");
+const list = document.getElementById("messages");
+const scroller = document.getElementById("scroller");
+const input = document.getElementById("composer-input");
+const sendButton = document.getElementById("send-button");
+const stopButton = document.getElementById("stop-button");
+const banner = document.getElementById("connection-banner");
+const errorBanner = document.getElementById("error-banner");
+const liveRegion = document.getElementById("live-region");
+const conversationId = root.dataset.id;
+
+let running = false;
+let streaming = null; // the <li> of the reply in progress
+let pendingSend = null; // text of a sent message not yet acknowledged
+
+// --- rendering -------------------------------------------------------------------------
+function messageItems() {
+  return [...list.querySelectorAll(":scope > li.message[data-seq]")];
+}
+
+function maxSeq() {
+  return messageItems().reduce((n, li) => Math.max(n, Number(li.dataset.seq) || 0), 0);
+}
+
+function nearBottom() {
+  return scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 120;
+}
+
+function scrollToBottom() {
+  scroller.scrollTop = scroller.scrollHeight;
+}
+
+function enhance(scope) {
+  for (const pre of scope.querySelectorAll(".markdown pre")) {
+    if (pre.parentElement.classList.contains("code-block")) continue;
+    const wrap = el("div", { className: "code-block" });
+    const code = pre.querySelector("code");
+    const language = code && [...code.classList].find((c) => c.startsWith("language-"));
+    const button = el("button", { type: "button", className: "copy-code", text: _("Copy code") });
+    button.addEventListener("click", () => copyText(pre.textContent));
+    pre.replaceWith(wrap);
+    wrap.append(el("div", { className: "code-head" },
+      el("span", { text: language ? language.slice(9) : "" }), button), pre);
+  }
+  for (const ref of scope.querySelectorAll(".ledger-ref")) {
+    const target = document.getElementById(`msg-${ref.dataset.ref}`);
+    if (target) ref.textContent = `#${target.dataset.seq}`;
+  }
+  document.getElementById("empty-chat")?.remove();
+}
+
+// Insert a server-rendered message <li> in sequence order (or replace its placeholder).
+function place(node) {
+  const seq = Number(node.dataset.seq);
+  const existing = document.getElementById(node.id);
+  if (existing) {
+    existing.replaceWith(node);
+    return;
+  }
+  const after = messageItems().find((li) => Number(li.dataset.seq) > seq);
+  if (after) list.insertBefore(node, after);
+  else if (streaming && streaming.parentElement === list) list.insertBefore(node, streaming);
+  else list.append(node);
+}
+
+async function showStored(message) {
+  if (document.getElementById(`msg-${message.id}`)?.dataset.final === "1") return;
+  const stick = nearBottom();
+  const replacing = message.role === "assistant" && streaming;
+  const placeholder = replacing ? streaming : el("li", {
+    className: `message ${message.role} loading`, id: `msg-${message.id}`, "data-seq": message.sequence_number,
+  }, el("div", { className: "bubble" }, el("div", { className: "content plain", text: message.content })));
+  if (replacing) {
+    streaming = null;
+    placeholder.id = `msg-${message.id}`;
+    placeholder.dataset.seq = message.sequence_number;
+  } else {
+    place(placeholder);
+  }
+  if (stick) scrollToBottom();
+  try {
+    const response = await fetch(`${root.dataset.messageUrl}${message.id}/fragment/`, { credentials: "same-origin" });
+    if (!response.ok) throw new Error(String(response.status));
+    const fragment = parseFragment(await response.text());
+    const node = fragment.querySelector("li.message");
+    node.dataset.final = "1";
+    enhance(node);
+    placeholder.replaceWith(node);
+    if (stick) scrollToBottom();
+  } catch {
+    placeholder.classList.remove("loading"); // keep the plain text; a reload shows the rest
+  }
+  if (message.role === "assistant") liveRegion.textContent = _("Reply received.");
+}
+
+function ensureStreaming() {
+  if (streaming) return streaming;
+  const stick = nearBottom();
+  streaming = el("li", { className: "message assistant streaming", "aria-busy": "true" },
+    el("div", { className: "bubble" },
+      el("span", { className: "visually-hidden", text: _("Assistant is replying:") }),
+      el("div", { className: "content plain stream-text" }),
+      el("span", { className: "cursor", "aria-hidden": "true" })),
+    el("details", { className: "trace live", open: true },
+      el("summary", { text: _("Working…") }), el("ol", { className: "steps" })));
+  list.append(streaming);
+  if (stick) scrollToBottom();
+  return streaming;
+}
+
+// --- state -----------------------------------------------------------------------------
+function setRunning(value) {
+  running = value;
+  sendButton.disabled = value;
+  input.disabled = value;
+  stopButton.hidden = !value;
+  root.classList.toggle("running", value);
+  if (!value && !pendingSend) {
+    input.disabled = false;
+    if (document.activeElement === document.body || document.activeElement === stopButton) input.focus();
+  }
+}
+
+function showError(text) {
+  errorBanner.textContent = text;
+  errorBanner.hidden = !text;
+}
+
+const ERROR_TEXT = {
+  invalid: () => _("That message could not be sent."),
+  too_long: () => _("That message is too long."),
+  rate_limited: () => _("You are sending messages too fast; wait a moment."),
+  busy: () => _("A reply is already running."),
+  llm_unavailable: () => _("The model is not available right now."),
+  not_found: () => _("This conversation no longer exists."),
+};
+
+// --- socket ----------------------------------------------------------------------------
+const socket = new ConversationSocket(root.dataset.wsPath, {
+  lastSeq: maxSeq(),
+  handlers: {
+    onOpen() {
+      banner.hidden = true;
+    },
+    onClose(_event, retry) {
+      if (!retry) return;
+      banner.textContent = _("Connection lost. Reconnecting…");
+      banner.hidden = false;
+    },
+    onFatal(code) {
+      if (code === 4401) { location.href = `/accounts/login/?next=${encodeURIComponent(location.pathname)}`; return; }
+      banner.textContent = _("This conversation is not available.");
+      banner.hidden = false;
+      setRunning(false);
+      sendButton.disabled = true;
+    },
+    onMessage(message) {
+      if (message.role === "user" && pendingSend !== null) {
+        pendingSend = null;
+        showError("");
+      }
+      showStored(message);
+    },
+    onStarted() {
+      pendingSend = null;
+      setRunning(true);
+      ensureStreaming();
+    },
+    onText(run) {
+      const node = ensureStreaming();
+      const stick = nearBottom();
+      node.querySelector(".stream-text").textContent = run.text;
+      if (stick) scrollToBottom();
+    },
+    onThinking(frame) {
+      const node = ensureStreaming();
+      node.querySelector(".steps").append(el("li", { className: `step step-${frame.step}` },
+        el("span", { className: "step-name", text: frame.step }), " ", el("code", { text: frame.content || "" })));
+    },
+    onSources(frame) {
+      const node = ensureStreaming();
+      const items = (frame.items || []).map((s) => el("li", { text: s.title || s.filename || s.document_id || "" }));
+      node.append(el("details", { className: "sources" },
+        el("summary", { text: format(_("%(n)s sources"), { n: items.length }) }), el("ol", {}, ...items)));
+    },
+    onFinished(frame) {
+      setRunning(false);
+      if (!frame.message && streaming) {
+        // Nothing was stored for this reply (stopped before any text): drop the bubble.
+        const text = streaming.querySelector(".stream-text").textContent;
+        if (!text) { streaming.remove(); streaming = null; }
+      }
+    },
+    onIdle() {
+      if (!pendingSend) setRunning(false);
+    },
+    onConversation(conversation) {
+      updateHeader(conversation);
+      share({ type: "conversation.updated", conversation });
+    },
+    onDeleted() {
+      share({ type: "conversation.deleted", conversation_id: conversationId });
+      location.href = root.dataset.homeUrl;
+    },
+    onError(frame) {
+      showError((ERROR_TEXT[frame.code] || (() => frame.detail || _("Something went wrong.")))());
+      if (pendingSend !== null) {
+        if (!input.value) input.value = pendingSend;
+        pendingSend = null;
+        if (frame.code !== "busy") setRunning(false);
+      }
+    },
+  },
+});
+for (const li of messageItems()) socket.seen.add(li.dataset.id);
+
+// --- composer ----------------------------------------------------------------------------
+function newClientId() {
+  if (crypto.randomUUID) return crypto.randomUUID();
+  return `c-${Date.now()}-${Math.random().toString(36).slice(2)}`;
+}
+
+function autosize() {
+  input.style.height = "auto";
+  input.style.height = `${Math.min(input.scrollHeight, 240)}px`;
+}
+
+document.getElementById("composer").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const content = input.value.trim();
+  if (!content || running) return;
+  showError("");
+  pendingSend = content;
+  socket.send({ type: "message.send", content, client_id: newClientId() });
+  input.value = "";
+  autosize();
+  setRunning(true);
+});
+
+input.addEventListener("keydown", (event) => {
+  if (event.key === "Enter" && !event.shiftKey && !event.isComposing && event.keyCode !== 229) {
+    event.preventDefault();
+    document.getElementById("composer").requestSubmit();
+  }
+});
+input.addEventListener("input", autosize);
+
+function stop() {
+  if (!running) return;
+  socket.send({ type: "generation.stop" });
+  stopButton.disabled = true;
+  setTimeout(() => { stopButton.disabled = false; }, 1500);
+}
+stopButton.addEventListener("click", stop);
+document.addEventListener("keydown", (event) => {
+  if (event.key === "Escape" && running && !document.querySelector("dialog[open]")) stop();
+});
+
+// --- per-message actions -------------------------------------------------------------------
+function askComment(title) {
+  const dialog = document.getElementById("comment-dialog");
+  dialog.querySelector("#comment-title").textContent = title;
+  const area = dialog.querySelector("#comment-input");
+  area.value = "";
+  dialog.returnValue = "";
+  dialog.showModal();
+  return new Promise((resolve) => {
+    dialog.addEventListener("close", () => resolve(dialog.returnValue === "ok" ? area.value.trim() : null), { once: true });
+  });
+}
+
+const ACTIONS = {
+  copy: (li) => copyText(li.dataset.raw ?? li.querySelector(".content").textContent),
+  async fork(li) {
+    const fork = await api("POST", `/conversations/${conversationId}/fork`, { from_message_id: li.dataset.id });
+    location.href = `/conversations/${fork.id}/`;
+  },
+  up: (li, button) => rate(li, button, "up"),
+  down: (li, button) => rate(li, button, "down"),
+  async report(li) {
+    const reason = await askComment(_("Report this message"));
+    if (reason === null) return;
+    await api("POST", `/messages/${li.dataset.id}/report`, { reason });
+    toast(_("Thank you. The message was reported."));
+  },
+  async delete(li) {
+    if (!(await confirmDialog(_("Delete this message? The assistant forgets it too."), _("Delete")))) return;
+    await api("DELETE", `/messages/${li.dataset.id}`);
+    li.remove();
+    toast(_("Message deleted."));
+  },
+};
+
+async function rate(li, button, rating) {
+  const comment = await askComment(rating === "up" ? _("What was good? (optional)") : _("What went wrong? (optional)"));
+  if (comment === null) return;
+  await api("POST", `/messages/${li.dataset.id}/feedback`, { rating, comment });
+  for (const b of li.querySelectorAll('[data-action="up"], [data-action="down"]')) b.setAttribute("aria-pressed", String(b === button));
+  toast(_("Thanks for the feedback."));
+}
+
+list.addEventListener("click", async (event) => {
+  const button = event.target.closest("button[data-action]");
+  if (!button) return;
+  const li = button.closest("li.message");
+  const action = ACTIONS[button.dataset.action];
+  if (!li || !action || !li.dataset.id) return;
+  button.disabled = true;
+  try {
+    await action(li, button);
+  } catch (error) {
+    toast(error.status === 404 && button.dataset.action === "report"
+      ? _("Reporting is not available yet.") : (error.message || _("Something went wrong.")), { error: true });
+  } finally {
+    button.disabled = false;
+  }
+});
+
+// --- header ------------------------------------------------------------------------------
+const title = document.getElementById("conv-title");
+const renameForm = document.getElementById("rename-form");
+const renameInput = document.getElementById("rename-input");
+const renameButton = document.getElementById("rename-button");
+
+function updateHeader(conversation) {
+  if (renameForm.hidden) {
+    title.textContent = conversation.title || _("Untitled");
+    renameInput.value = conversation.title || "";
+    document.title = `${title.textContent} · ${document.title.split(" · ").pop()}`;
+  }
+  const sidebarLink = document.querySelector(`#sidebar li[data-id="${conversation.id}"] a`);
+  if (sidebarLink) sidebarLink.textContent = conversation.title || _("Untitled");
+  const status = document.getElementById("conv-status");
+  const labels = { active: _("Active"), archived: _("Archived"), summarized: _("Summarized") };
+  status.textContent = labels[conversation.status] || conversation.status;
+  status.className = `badge status-${conversation.status}`;
+  const archive = document.getElementById("archive-button");
+  archive.dataset.archived = conversation.status === "archived" ? "1" : "0";
+  archive.textContent = conversation.status === "archived" ? _("Unarchive") : _("Archive");
+  if (conversation.summary) showSummary(conversation.summary, conversation.summary_at);
+  const project = document.getElementById("project-select");
+  if (document.activeElement !== project) project.value = conversation.project_id ?? "";
+}
+
+function showSummary(text, at) {
+  const panel = document.getElementById("summary-panel");
+  document.getElementById("summary-text").textContent = text;
+  const time = document.getElementById("summary-at");
+  if (at) {
+    time.dateTime = at;
+    time.textContent = new Intl.DateTimeFormat(document.documentElement.lang || undefined,
+      { dateStyle: "short", timeStyle: "short" }).format(new Date(at));
+  }
+  panel.hidden = false;
+  panel.open = true;
+}
+
+function openRename() {
+  renameForm.hidden = false;
+  title.hidden = true;
+  renameButton.hidden = true;
+  renameInput.focus();
+  renameInput.select();
+}
+function closeRename() {
+  renameForm.hidden = true;
+  title.hidden = false;
+  renameButton.hidden = false;
+}
+renameButton.addEventListener("click", openRename);
+title.addEventListener("dblclick", openRename);
+document.getElementById("rename-cancel").addEventListener("click", closeRename);
+renameInput.addEventListener("keydown", (event) => {
+  if (event.key === "Escape") { event.stopPropagation(); closeRename(); renameButton.focus(); }
+});
+renameForm.addEventListener("submit", async (event) => {
+  event.preventDefault();
+  try {
+    const conversation = await api("PATCH", `/conversations/${conversationId}`, { title: renameInput.value });
+    closeRename();
+    updateHeader(conversation);
+    renameButton.focus();
+  } catch (error) {
+    toast(error.message, { error: true });
+  }
+});
+
+async function headerAction(button, work) {
+  button.disabled = true;
+  try { await work(); } catch (error) { toast(error.message || _("Something went wrong."), { error: true }); }
+  finally { button.disabled = false; }
+}
+
+document.getElementById("summarize-button").addEventListener("click", (event) => {
+  const button = event.currentTarget;
+  const label = button.textContent;
+  button.textContent = _("Summarizing…");
+  headerAction(button, async () => {
+    const conversation = await api("POST", `/conversations/${conversationId}/summarize`, {});
+    showSummary(conversation.summary, conversation.summary_at);
+    updateHeader(conversation);
+  }).finally(() => { button.textContent = label; });
+});
+
+document.getElementById("archive-button").addEventListener("click", (event) => {
+  const button = event.currentTarget;
+  headerAction(button, async () => {
+    const status = button.dataset.archived === "1" ? "active" : "archived";
+    updateHeader(await api("PATCH", `/conversations/${conversationId}`, { status }));
+    toast(status === "archived" ? _("Conversation archived.") : _("Conversation restored."));
+  });
+});
+
+document.getElementById("project-select").addEventListener("change", (event) => {
+  const select = event.currentTarget;
+  const value = select.value ? Number(select.value) : null;
+  headerAction(select, async () => {
+    updateHeader(await api("PATCH", `/conversations/${conversationId}`, { project_id: value }));
+    toast(_("Moved."));
+  });
+});
+
+document.getElementById("delete-button").addEventListener("click", (event) => {
+  headerAction(event.currentTarget, async () => {
+    if (!(await confirmDialog(_("Delete this conversation and all its messages? This cannot be undone."), _("Delete")))) return;
+    await api("DELETE", `/conversations/${conversationId}`);
+    location.href = root.dataset.homeUrl;
+  });
+});
+
+document.getElementById("export-menu").addEventListener("click", (event) => {
+  if (event.target.closest("a")) event.currentTarget.open = false;
+});
+
+// --- older messages ---------------------------------------------------------------------------
+const older = document.getElementById("older");
+let loadingOlder = false;
+
+async function loadOlder() {
+  if (loadingOlder || older.hidden) return;
+  const first = messageItems()[0];
+  if (!first) return;
+  loadingOlder = true;
+  try {
+    const response = await fetch(`${root.dataset.fragmentUrl}?before=${first.dataset.seq}`, { credentials: "same-origin" });
+    if (!response.ok) throw new Error(String(response.status));
+    const fragment = parseFragment(await response.text());
+    const height = scroller.scrollHeight;
+    const top = scroller.scrollTop;
+    for (const node of fragment.querySelectorAll("li.message")) {
+      if (document.getElementById(node.id)) continue;
+      node.dataset.final = "1";
+      socket.seen.add(node.dataset.id);
+      list.insertBefore(node, first);
+    }
+    enhance(list);
+    scroller.scrollTop = top + (scroller.scrollHeight - height);
+    older.hidden = response.headers.get("X-Has-Older") !== "1";
+  } catch {
+    toast(_("Could not load older messages."), { error: true });
+  } finally {
+    loadingOlder = false;
+  }
+}
+document.getElementById("load-older").addEventListener("click", loadOlder);
+
+// --- start -----------------------------------------------------------------------------------
+enhance(list);
+for (const li of messageItems()) li.dataset.final = "1";
+const target = location.hash.startsWith("#msg-") ? document.getElementById(location.hash.slice(1)) : null;
+if (target) {
+  target.classList.add("highlighted");
+  target.scrollIntoView({ block: "center" });
+} else {
+  scrollToBottom();
+}
+if ("IntersectionObserver" in window) {
+  // Only after the first scroll, so landing at the bottom doesn't load older pages at once.
+  setTimeout(() => {
+    new IntersectionObserver((entries) => {
+      if (entries.some((e) => e.isIntersecting)) loadOlder();
+    }, { root: scroller, rootMargin: "200px 0px 0px 0px" }).observe(older);
+  }, 500);
+}
+autosize();
+socket.connect();
+window.chatSocket = socket; // for debugging and the browser tests

@@ -1,0 +1,191 @@
+// The list page: filters, infinite scroll, bulk actions, projects, live updates.
+import { api, download } from "./api.js";
+import { confirmDialog, parseFragment, toast } from "./dom.js";
+import { _, format, ngettext } from "./i18n.js";
+import { onListEvent } from "./live.js";
+
+const page = document.getElementById("list-page");
+const rows = document.getElementById("conversation-rows");
+const filters = document.getElementById("filters");
+const sentinel = document.getElementById("rows-sentinel");
+const loadMoreButton = document.getElementById("load-more");
+const selectAll = document.getElementById("select-all");
+const selectedCount = document.getElementById("selected-count");
+const bulkButtons = [...document.querySelectorAll("[data-bulk]")];
+const bulkProject = document.getElementById("bulk-project");
+
+// --- filters ------------------------------------------------------------------------------
+for (const field of filters.querySelectorAll("select, input[type=date]")) {
+  field.addEventListener("change", () => filters.requestSubmit());
+}
+
+function rowsUrl(cursor) {
+  const params = new URLSearchParams(location.search);
+  params.delete("cursor");
+  params.set("fragment", "rows");
+  if (cursor) params.set("cursor", cursor);
+  return `${page.dataset.rowsUrl}?${params}`;
+}
+
+// --- infinite scroll -------------------------------------------------------------------------
+let loading = false;
+async function loadMore() {
+  const cursor = rows.dataset.nextCursor;
+  if (loading || !cursor) return;
+  loading = true;
+  loadMoreButton.disabled = true;
+  try {
+    const response = await fetch(rowsUrl(cursor), { credentials: "same-origin" });
+    if (!response.ok) throw new Error(String(response.status));
+    const fragment = parseFragment(await response.text());
+    for (const li of fragment.querySelectorAll("li.row-item")) {
+      if (!rows.querySelector(`li[data-id="${CSS.escape(li.dataset.id)}"]`)) rows.append(li);
+    }
+    rows.dataset.nextCursor = response.headers.get("X-Next-Cursor") || "";
+    sentinel.hidden = !rows.dataset.nextCursor;
+  } catch {
+    toast(_("Could not load more conversations."), { error: true });
+  } finally {
+    loading = false;
+    loadMoreButton.disabled = false;
+  }
+}
+loadMoreButton.addEventListener("click", loadMore);
+if ("IntersectionObserver" in window) {
+  new IntersectionObserver((entries) => {
+    if (entries.some((e) => e.isIntersecting)) loadMore();
+  }, { rootMargin: "300px" }).observe(sentinel);
+}
+
+// --- selection and bulk actions ----------------------------------------------------------------
+function selectedIds() {
+  return [...rows.querySelectorAll(".row-select:checked")].map((box) => box.value);
+}
+
+function updateSelection() {
+  const ids = selectedIds();
+  const boxes = rows.querySelectorAll(".row-select");
+  selectedCount.textContent = ids.length
+    ? format(ngettext("%(n)s selected", "%(n)s selected", ids.length), { n: ids.length }) : "";
+  for (const button of bulkButtons) button.disabled = ids.length === 0;
+  bulkProject.disabled = ids.length === 0;
+  selectAll.checked = ids.length > 0 && ids.length === boxes.length;
+  selectAll.indeterminate = ids.length > 0 && ids.length < boxes.length;
+}
+rows.addEventListener("change", (event) => {
+  if (event.target.matches(".row-select")) updateSelection();
+});
+selectAll.addEventListener("change", () => {
+  for (const box of rows.querySelectorAll(".row-select")) box.checked = selectAll.checked;
+  updateSelection();
+});
+
+const BULK = {
+  async archive(ids) {
+    const result = await api("POST", "/conversations/bulk", { action: "archive", ids });
+    toast(format(ngettext("%(n)s conversation archived.", "%(n)s conversations archived.", result.count), { n: result.count }));
+    await refreshRows();
+  },
+  async delete(ids) {
+    const question = format(ngettext(
+      "Delete %(n)s conversation and all its messages? This cannot be undone.",
+      "Delete %(n)s conversations and all their messages? This cannot be undone.", ids.length), { n: ids.length });
+    if (!(await confirmDialog(question, _("Delete")))) return;
+    const result = await api("POST", "/conversations/bulk", { action: "delete", ids });
+    toast(format(ngettext("%(n)s conversation deleted.", "%(n)s conversations deleted.", result.count), { n: result.count }));
+    await refreshRows();
+  },
+  async export(ids) {
+    await download("POST", "/conversations/bulk", { action: "export", ids, format: "json", include_metadata: true }, "conversations.zip");
+  },
+};
+
+for (const button of bulkButtons) {
+  button.addEventListener("click", async () => {
+    const ids = selectedIds();
+    if (!ids.length) return;
+    button.disabled = true;
+    try {
+      await BULK[button.dataset.bulk](ids);
+    } catch (error) {
+      toast(error.message || _("Something went wrong."), { error: true });
+    } finally {
+      updateSelection();
+    }
+  });
+}
+
+bulkProject.addEventListener("change", async () => {
+  const value = bulkProject.value;
+  if (!value) return;
+  const ids = selectedIds();
+  try {
+    for (const id of ids) {
+      await api("PATCH", `/conversations/${id}`, { project_id: value === "none" ? null : Number(value) });
+    }
+    toast(format(ngettext("%(n)s conversation moved.", "%(n)s conversations moved.", ids.length), { n: ids.length }));
+    await refreshRows();
+  } catch (error) {
+    toast(error.message || _("Something went wrong."), { error: true });
+  } finally {
+    bulkProject.value = "";
+    updateSelection();
+  }
+});
+
+// --- live updates: re-read the first page with the current filters ---------------------------------
+async function refreshRows() {
+  const response = await fetch(rowsUrl(""), { credentials: "same-origin" });
+  if (!response.ok) return;
+  const fragment = parseFragment(await response.text());
+  const keep = new Set(selectedIds());
+  rows.replaceChildren(fragment);
+  for (const box of rows.querySelectorAll(".row-select")) box.checked = keep.has(box.value);
+  rows.dataset.nextCursor = response.headers.get("X-Next-Cursor") || "";
+  sentinel.hidden = !rows.dataset.nextCursor;
+  updateSelection();
+}
+
+let refreshTimer = null;
+onListEvent(() => {
+  if (document.querySelector("dialog[open]")) return;
+  clearTimeout(refreshTimer);
+  refreshTimer = setTimeout(refreshRows, 300);
+});
+
+// --- projects --------------------------------------------------------------------------------
+const projectError = document.getElementById("project-error");
+function projectFailed(error) {
+  projectError.textContent = error.status === 404 || error.status === 405
+    ? _("Projects cannot be changed here yet.") : (error.message || _("Something went wrong."));
+  projectError.hidden = false;
+}
+
+document.getElementById("project-create").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const form = event.currentTarget;
+  projectError.hidden = true;
+  try {
+    await api("POST", "/projects", { name: form.elements.name.value.trim() });
+    location.reload();
+  } catch (error) {
+    projectFailed(error);
+  }
+});
+
+document.getElementById("project-list").addEventListener("click", async (event) => {
+  const button = event.target.closest("[data-rename-project]");
+  if (!button) return;
+  const item = button.closest("li");
+  const name = window.prompt(_("New name for the project"), item.querySelector(".project-name").textContent);
+  if (!name || !name.trim()) return;
+  projectError.hidden = true;
+  try {
+    await api("PATCH", `/projects/${button.dataset.renameProject}`, { name: name.trim() });
+    location.reload();
+  } catch (error) {
+    projectFailed(error);
+  }
+});
+
+updateSelection();

@@ -1,0 +1,200 @@
+// The conversation websocket client (SPEC: WebSocket): reconnects by itself, catches up
+// with `sync`, and stitches the reply in progress by token `index` (no gaps, no repeats).
+
+const FATAL_CODES = new Set([4401, 4403, 4404]);
+const PING_EVERY_MS = 25000;
+const MAX_BACKOFF_MS = 10000;
+
+export class ConversationSocket {
+  /**
+   * handlers: onOpen(), onClose(event, willRetry), onFatal(code), onMessage(message),
+   * onStarted(run), onText(run), onThinking(frame), onSources(frame), onFinished(frame),
+   * onIdle(), onConversation(conversation), onDeleted(), onError(frame)
+   */
+  constructor(path, { lastSeq = 0, handlers = {} } = {}) {
+    this.url = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}${path}`;
+    this.lastSeq = lastSeq;
+    this.handlers = handlers;
+    this.run = null; // {id, text, pending: Map(index -> text)}
+    this.seen = new Set();
+    this.finishedRuns = new Set();
+    this.queue = [];
+    this.attempt = 0;
+    this.closedByUs = false;
+    this.ws = null;
+  }
+
+  connect() {
+    this.closedByUs = false;
+    const ws = new WebSocket(this.url);
+    this.ws = ws;
+    ws.addEventListener("open", () => {
+      this.attempt = 0;
+      this.send({ type: "sync", after: this.lastSeq });
+      for (const frame of this.queue.splice(0)) ws.send(JSON.stringify(frame));
+      clearInterval(this.pinger);
+      this.pinger = setInterval(() => this.send({ type: "ping" }), PING_EVERY_MS);
+      this.call("onOpen");
+    });
+    ws.addEventListener("message", (event) => {
+      let frame;
+      try { frame = JSON.parse(event.data); } catch { return; }
+      this.dispatch(frame);
+    });
+    ws.addEventListener("close", (event) => {
+      clearInterval(this.pinger);
+      if (this.ws !== ws) return;
+      if (FATAL_CODES.has(event.code)) {
+        this.call("onFatal", event.code);
+        return;
+      }
+      const retry = !this.closedByUs;
+      this.call("onClose", event, retry);
+      if (retry) {
+        const delay = Math.min(MAX_BACKOFF_MS, 500 * 2 ** this.attempt) * (0.75 + Math.random() / 2);
+        this.attempt += 1;
+        this.retryTimer = setTimeout(() => this.connect(), delay);
+      }
+    });
+  }
+
+  close() {
+    this.closedByUs = true;
+    clearTimeout(this.retryTimer);
+    if (this.ws) this.ws.close();
+  }
+
+  get isOpen() {
+    return this.ws && this.ws.readyState === WebSocket.OPEN;
+  }
+
+  // Frames sent while disconnected go out on reconnect; sends keep their client_id.
+  send(frame) {
+    if (this.isOpen) this.ws.send(JSON.stringify(frame));
+    else if (frame.type === "message.send" || frame.type === "generation.stop") this.queue.push(frame);
+  }
+
+  call(name, ...args) {
+    const fn = this.handlers[name];
+    if (fn) fn(...args);
+  }
+
+  dispatch(frame) {
+    switch (frame.type) {
+      case "message.created":
+        this.stored(frame.message);
+        break;
+      case "generation.started":
+        this.start(frame.run_id, frame.reply_to);
+        break;
+      case "token":
+        this.start(frame.run_id);
+        this.stitch(frame.index, frame.text);
+        break;
+      case "thinking":
+        this.start(frame.run_id);
+        if (this.run && this.run.id === frame.run_id) this.call("onThinking", frame);
+        break;
+      case "sources":
+        if (this.run && this.run.id === frame.run_id) this.call("onSources", frame);
+        break;
+      case "generation.finished":
+        if (frame.message) this.stored(frame.message);
+        this.finish(frame);
+        break;
+      case "sync.state":
+        this.syncState(frame);
+        break;
+      case "conversation.updated":
+        this.call("onConversation", frame.conversation);
+        break;
+      case "conversation.deleted":
+        this.call("onDeleted");
+        break;
+      case "error":
+        this.call("onError", frame);
+        break;
+      default:
+        break; // pong and future frames
+    }
+  }
+
+  stored(message) {
+    if (!message || this.seen.has(message.id)) return;
+    this.seen.add(message.id);
+    if (message.sequence_number > this.lastSeq) this.lastSeq = message.sequence_number;
+    if (message.role === "assistant" && this.run) {
+      // The reply of the run in progress is stored: late chunks of that run are stale.
+      this.finishedRuns.add(this.run.id);
+      this.run.done = true;
+    }
+    this.call("onMessage", message);
+    if (this.run && this.run.done) this.run = null;
+  }
+
+  start(runId, replyTo) {
+    if (!runId || (this.run && this.run.id === runId)) return;
+    if (this.finishedRuns.has(runId)) return;
+    this.run = { id: runId, replyTo, text: "", pending: new Map() };
+    this.call("onStarted", this.run);
+  }
+
+  // Put `text` at character offset `index` of the reply; buffer what arrives early.
+  stitch(index, text) {
+    const run = this.run;
+    if (!run || typeof index !== "number" || typeof text !== "string") return;
+    const end = index + text.length;
+    if (end <= run.text.length) return; // a repeat
+    if (index > run.text.length) {
+      run.pending.set(index, text); // a gap: wait for the missing piece (or sync.state)
+      if (run.pending.size > 50) this.send({ type: "sync", after: this.lastSeq });
+      return;
+    }
+    run.text += text.slice(run.text.length - index);
+    this.drain();
+    this.call("onText", run);
+  }
+
+  drain() {
+    const run = this.run;
+    let progressed = true;
+    while (progressed && run.pending.size) {
+      progressed = false;
+      for (const [index, text] of run.pending) {
+        if (index <= run.text.length) {
+          run.pending.delete(index);
+          if (index + text.length > run.text.length) run.text += text.slice(run.text.length - index);
+          progressed = true;
+        }
+      }
+    }
+  }
+
+  syncState(frame) {
+    for (const message of frame.messages || []) this.stored(message);
+    const generation = frame.generation;
+    if (generation && generation.run_id) {
+      this.start(generation.run_id);
+      if (this.run && this.run.id === generation.run_id) {
+        const text = generation.text || "";
+        if (text.length > this.run.text.length) {
+          this.run.text = text;
+          this.drain();
+        }
+        this.call("onText", this.run);
+      }
+    } else if (this.run) {
+      // The reply ended while we were away; its message came in `messages`.
+      this.finish({ run_id: this.run.id });
+    } else {
+      this.call("onIdle");
+    }
+  }
+
+  finish(frame) {
+    if (frame.run_id) this.finishedRuns.add(frame.run_id);
+    const run = this.run;
+    if (run && (!frame.run_id || run.id === frame.run_id)) this.run = null;
+    this.call("onFinished", frame, run);
+  }
+}

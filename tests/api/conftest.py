@@ -1,0 +1,110 @@
+"""Fixtures for the JSON API: clients that speak only SPEC, and a stand-in for the agent."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+
+from accounts.tokens import create_api_token
+from conversations import agent_service, services
+from conversations.models import Conversation, Message
+
+API = "/api/v1"
+
+
+class ApiClient:
+    """A client that uses the API as a script would: JSON in, JSON out, a Bearer token."""
+
+    def __init__(self, client: Client, token: str | None = None) -> None:
+        self.client = client
+        self.headers = {"Authorization": f"Bearer {token}"} if token else {}
+
+    def _call(self, method: str, path: str, body: Any = None, **params: Any):
+        kwargs: dict[str, Any] = {"headers": self.headers}
+        if body is not None:
+            kwargs |= {"data": json.dumps(body), "content_type": "application/json"}
+        elif params:
+            kwargs["data"] = params
+        return getattr(self.client, method)(API + path, **kwargs)
+
+    def get(self, path: str, **params: Any):
+        return self._call("get", path, **params)
+
+    def post(self, path: str, body: Any = None):
+        return self._call("post", path, {} if body is None else body)
+
+    def patch(self, path: str, body: Any):
+        return self._call("patch", path, body)
+
+    def delete(self, path: str):
+        return self._call("delete", path)
+
+    def post_raw(self, path: str, raw: bytes | str, content_type: str = "application/json"):
+        return self.client.post(
+            API + path, data=raw, content_type=content_type, headers=self.headers
+        )
+
+
+@pytest.fixture
+def api(alice) -> ApiClient:
+    """Alice's API client (Bearer token)."""
+    return ApiClient(Client(), create_api_token(user=alice, name="tests").secret)
+
+
+@pytest.fixture
+def bob_api(bob) -> ApiClient:
+    """Bob's API client (Bearer token)."""
+    return ApiClient(Client(), create_api_token(user=bob, name="tests").secret)
+
+
+@pytest.fixture
+def fake_agent(monkeypatch) -> dict[str, list[Any]]:
+    """Stand in for the agent's memory operations; record what was asked of them."""
+    calls: dict[str, list[Any]] = {"copy": [], "remove": [], "summarize": [], "delete": []}
+
+    async def copy(*, source_id, target_id, up_to_message_id):
+        calls["copy"].append((str(source_id), str(target_id), str(up_to_message_id)))
+
+    async def remove(*, conversation_id, message_id):
+        calls["remove"].append((str(conversation_id), str(message_id)))
+
+    async def summarize(*, messages, max_words=None):
+        calls["summarize"].append(([m.content for m in messages], max_words))
+        return "Main points: plans.\nDecisions: none.\nNext actions: write tests."
+
+    def delete(conversation_id):
+        calls["delete"].append(str(conversation_id))
+
+    monkeypatch.setattr(agent_service, "acopy_agent_thread", copy)
+    monkeypatch.setattr(agent_service, "aremove_agent_message", remove)
+    monkeypatch.setattr(agent_service, "asummarize_for_conversation", summarize)
+    monkeypatch.setattr(agent_service, "delete_agent_thread", delete)
+    return calls
+
+
+def make_conversation(
+    user: Any, *, title: str = "Plans", contents: list[str] | None = None, **fields: Any
+) -> Conversation:
+    """Create a conversation with alternating user/assistant messages, one minute apart."""
+    conversation = services.create_conversation(user=user, title=title, **fields)
+    start = timezone.now() - timedelta(hours=1)
+    for i, content in enumerate(contents or []):
+        services.append_message(
+            conversation_id=conversation.id,
+            role=Message.Role.USER if i % 2 == 0 else Message.Role.ASSISTANT,
+            content=content,
+            created_by=user if i % 2 == 0 else None,
+            tokens_used=0 if i % 2 == 0 else 10 + i,
+            model="" if i % 2 == 0 else "offline",
+            finish_reason="" if i % 2 == 0 else "end_turn",
+            parts=[] if i % 2 == 0 else [{"type": "thinking", "content": f"step {i}"}],
+            metadata={} if i % 2 == 0 else {"context": {"message_ids": [], "n": i}},
+            created_at=start + timedelta(minutes=i),
+        )
+    conversation.refresh_from_db()
+    return conversation

@@ -1,0 +1,166 @@
+from __future__ import annotations
+
+import pytest
+from asgiref.sync import sync_to_async
+from django.contrib.admin.sites import site
+from django.db import connections
+from django.test import AsyncClient
+
+from accounts.tokens import create_api_token
+from conversations import agent_service, services
+from conversations.models import Conversation, Message, MessageFeedback
+
+from .conftest import make_conversation
+
+pytestmark = pytest.mark.django_db
+
+
+def test_messages_list_oldest_first_with_after_before_and_pages(api, alice):
+    conversation = make_conversation(alice, contents=[f"m{i}" for i in range(1, 8)])
+    url = f"/conversations/{conversation.id}/messages"
+    body = api.get(url, limit=3).json()
+    assert [m["sequence_number"] for m in body["items"]] == [1, 2, 3]
+    assert body["items"][0]["conversation_id"] == str(conversation.id)
+    body = api.get(url, limit=3, cursor=body["next_cursor"]).json()
+    assert [m["sequence_number"] for m in body["items"]] == [4, 5, 6]
+    assert [m["sequence_number"] for m in api.get(url, after=5).json()["items"]] == [6, 7]
+    before = api.get(url, before=6, limit=2).json()
+    assert [m["sequence_number"] for m in before["items"]] == [4, 5]
+    assert api.get(url, limit=201).status_code == 422
+
+
+def test_feedback_is_one_per_user_and_changeable(api, alice):
+    conversation = make_conversation(alice, contents=["q", "a"])
+    reply = conversation.messages.get(sequence_number=2)
+    response = api.post(f"/messages/{reply.id}/feedback", {"rating": "up"})
+    assert response.status_code == 200
+    assert response.json()["rating"] == "up"
+    response = api.post(f"/messages/{reply.id}/feedback", {"rating": "down", "comment": "wrong"})
+    assert response.json() | {"updated_at": None} == {
+        "message_id": str(reply.id),
+        "rating": "down",
+        "comment": "wrong",
+        "updated_at": None,
+    }
+    assert MessageFeedback.objects.get().rating == "down"
+    assert api.post(f"/messages/{reply.id}/feedback", {"rating": "meh"}).status_code == 422
+
+
+def test_reported_message_is_flagged_for_the_admin(api, alice, admin_client):
+    conversation = make_conversation(alice, contents=["q", "bad answer"])
+    reply = conversation.messages.get(sequence_number=2)
+    response = api.post(f"/messages/{reply.id}/report", {"reason": "rude"})
+    assert response.status_code == 200
+    reply.refresh_from_db()
+    assert reply.is_flagged and reply.flag_reason == "rude"
+    page = admin_client.get("/admin/conversations/message/?is_flagged__exact=1")
+    assert page.status_code == 200
+    assert "bad answer" in page.content.decode()
+    assert Message in site._registry
+
+
+def test_delete_message_renumbers_and_keeps_counters_true(api, alice, fake_agent):
+    conversation = make_conversation(alice, contents=["u1", "a2", "u3", "a4", "u5", "a6"])
+    fourth = conversation.messages.get(sequence_number=4)
+    response = api.delete(f"/messages/{fourth.id}")
+    assert response.status_code == 204
+    assert fake_agent["remove"] == [(str(conversation.id), str(fourth.id))]
+    conversation.refresh_from_db()
+    rows = list(conversation.messages.order_by("sequence_number"))
+    assert [(m.sequence_number, m.content) for m in rows] == [
+        (1, "u1"),
+        (2, "a2"),
+        (3, "u3"),
+        (4, "u5"),
+        (5, "a6"),
+    ]
+    assert conversation.message_count == 5
+    assert conversation.total_tokens_used == sum(m.tokens_used for m in rows)
+    assert conversation.last_message_at == rows[-1].created_at
+    # The last one too: last_message_at moves back.
+    api.delete(f"/messages/{rows[-1].id}")
+    conversation.refresh_from_db()
+    assert conversation.message_count == 4
+    assert conversation.last_message_at == rows[-2].created_at
+    # New messages continue the gap-free numbering.
+    added = services.append_message(conversation_id=conversation.id, role="user", content="n")
+    assert added.message.sequence_number == 5
+
+
+def test_delete_message_the_agent_cannot_forget_changes_nothing(api, alice, monkeypatch):
+    async def broken(**kwargs):
+        raise RuntimeError("checkpointer down")
+
+    monkeypatch.setattr(agent_service, "aremove_agent_message", broken)
+    conversation = make_conversation(alice, contents=["u1", "a2"])
+    first = conversation.messages.first()
+    response = api.delete(f"/messages/{first.id}")
+    assert response.status_code == 409
+    assert conversation.messages.count() == 2
+
+
+def test_unknown_message_is_404(api, fake_agent):
+    missing = "00000000-0000-0000-0000-000000000000"
+    assert api.delete(f"/messages/{missing}").status_code == 404
+    assert api.delete("/messages/not-a-uuid").status_code == 404
+    assert api.post(f"/messages/{missing}/feedback", {"rating": "up"}).status_code == 404
+
+
+# --- sending: the same path as the websocket -------------------------------------------
+@pytest.fixture
+def echo_agent(monkeypatch):
+    """An agent turn that answers "echo: <text>" and stores its reply like the real one."""
+
+    async def turn(*, conversation, user_message, reply_id, on_event):
+        await on_event({"type": "token", "text": "echo"})
+        stored = await sync_to_async(services.append_message)(
+            conversation_id=conversation.id,
+            role="assistant",
+            content=f"echo: {user_message.content}",
+            message_id=reply_id,
+            tokens_used=7,
+            finish_reason="end_turn",
+            model="offline",
+            announce=False,
+        )
+        return stored.message
+
+    monkeypatch.setattr(agent_service, "arun_agent_turn", turn)
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_posting_a_message_runs_one_turn_and_answers_both_messages(alice, echo_agent):
+    conversation = await sync_to_async(make_conversation)(alice)
+    token = (await sync_to_async(create_api_token)(user=alice, name="t")).secret
+    client = AsyncClient()
+    auth = {"Authorization": f"Bearer {token}"}
+    url = f"/api/v1/conversations/{conversation.id}/messages"
+    try:
+        response = await client.post(
+            url,
+            {"content": "hello", "client_id": "c1"},
+            content_type="application/json",
+            headers=auth,
+        )
+        assert response.status_code == 201, response.content
+        body = response.json()
+        assert body["user_message"]["content"] == "hello"
+        assert body["user_message"]["sequence_number"] == 1
+        assert body["assistant_message"]["content"] == "echo: hello"
+        assert body["assistant_message"]["sequence_number"] == 2
+        again = await client.post(
+            url,
+            {"content": "hello", "client_id": "c1"},
+            content_type="application/json",
+            headers=auth,
+        )
+        assert again.status_code == 200
+        assert again.json()["user_message"]["id"] == body["user_message"]["id"]
+        refreshed = await Conversation.objects.aget(pk=conversation.pk)
+        assert refreshed.message_count == 2 and refreshed.total_tokens_used == 7
+        empty = await client.post(
+            url, {"content": ""}, content_type="application/json", headers=auth
+        )
+        assert empty.status_code == 422
+    finally:
+        await sync_to_async(connections.close_all)()

@@ -1,0 +1,87 @@
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from conversations import summaries
+from conversations.models import Conversation
+
+from .conftest import make_conversation
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_summarize_stores_the_summary_and_marks_the_conversation(api, alice, fake_agent):
+    conversation = make_conversation(alice, contents=["We plan a trip", "Where to?"])
+    response = api.post(f"/conversations/{conversation.id}/summarize", {"max_length": 100})
+    assert response.status_code == 200
+    body = response.json()
+    assert body["summary"].startswith("Main points")
+    assert body["status"] == "summarized"
+    assert body["summary_at"]
+    assert fake_agent["summarize"] == [(["We plan a trip", "Where to?"], 100)]
+
+
+def test_summarize_without_a_body_uses_500_words(api, alice, fake_agent):
+    conversation = make_conversation(alice, contents=["a", "b"])
+    response = api.client.post(
+        f"/api/v1/conversations/{conversation.id}/summarize", headers=api.headers
+    )
+    assert response.status_code == 200, response.content
+    assert fake_agent["summarize"][0][1] == 500
+
+
+def test_summarize_refuses_an_empty_conversation_or_bad_length(api, alice, fake_agent):
+    conversation = make_conversation(alice)
+    assert api.post(f"/conversations/{conversation.id}/summarize", {}).status_code == 422
+    conversation = make_conversation(alice, contents=["a"])
+    response = api.post(f"/conversations/{conversation.id}/summarize", {"max_length": 0})
+    assert response.status_code == 422
+    assert fake_agent["summarize"] == []
+
+
+def test_archived_conversation_stays_archived_when_summarized(api, alice, fake_agent):
+    conversation = make_conversation(alice, contents=["a"])
+    Conversation.objects.filter(pk=conversation.pk).update(status="archived")
+    assert api.post(f"/conversations/{conversation.id}/summarize", {}).json()["status"] == (
+        "archived"
+    )
+
+
+def test_auto_summary_waits_for_50_messages_then_summarizes(alice, fake_agent):
+    conversation = make_conversation(alice, contents=["m"] * 50)
+    assert asyncio.run(summaries.maybe_auto_summarize(conversation.id)) is None
+    conversation = make_conversation(alice, contents=["m"] * 51)
+    done = asyncio.run(summaries.maybe_auto_summarize(conversation.id))
+    assert done is not None and done.summary and done.status == "summarized"
+    # Right after a summary, nothing new to summarize.
+    assert asyncio.run(summaries.maybe_auto_summarize(conversation.id)) is None
+
+
+def test_auto_summary_past_10000_tokens(alice, fake_agent):
+    conversation = make_conversation(alice, contents=["a", "b"])
+    Conversation.objects.filter(pk=conversation.pk).update(total_tokens_used=10_001)
+    assert asyncio.run(summaries.maybe_auto_summarize(conversation.id)) is not None
+
+
+def test_auto_summary_never_raises(alice, monkeypatch):
+    from conversations import agent_service
+
+    async def broken(**kwargs):
+        raise RuntimeError("model down")
+
+    monkeypatch.setattr(agent_service, "asummarize_for_conversation", broken)
+    conversation = make_conversation(alice, contents=["m"] * 51)
+    assert asyncio.run(summaries.maybe_auto_summarize(conversation.id)) is None
+
+
+def test_summarize_with_an_empty_json_body(api, alice, fake_agent):
+    conversation = make_conversation(alice, contents=["a", "b"])
+    response = api.client.post(
+        f"/api/v1/conversations/{conversation.id}/summarize",
+        data=b"",
+        content_type="application/json",
+        headers=api.headers,
+    )
+    assert response.status_code == 200, response.content

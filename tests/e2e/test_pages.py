@@ -1,0 +1,156 @@
+"""Pages that need no agent: sign-up, ownership, inert content, Korean, tokens, screenshots."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from conversations import services
+from conversations.models import Message
+
+from .conftest import SCREENSHOTS, watch
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+XSS_PAYLOADS = [
+    "<script>window.__xss = 1</script>",
+    '<img src="x" onerror="window.__xss = 2">',
+    "[click me](javascript:window.__xss=3)",
+    '<a href="javascript:window.__xss=4">raw link</a>',
+    "```html\n<script>window.__xss = 5</script>\n```",
+]
+
+
+def test_sign_up_lands_on_the_conversation_list(new_context, django_user_model):
+    page = new_context().new_page()
+    page.goto("/accounts/signup/")
+    page.fill("#id_username", "carol")
+    page.fill("#id_password1", "a-long-pass-phrase-9")
+    page.fill("#id_password2", "a-long-pass-phrase-9")
+    page.get_by_role("button", name="Create account").click()
+    expect(page.get_by_role("heading", name="Conversations")).to_be_visible()
+    assert django_user_model.objects.filter(username="carol").exists()
+
+
+def test_other_users_conversation_url_shows_404(new_context, alice, bob):
+    secret = services.create_conversation(user=alice, title="Alice's secret plans")
+    page = new_context(bob).new_page()
+    response = page.goto(f"/conversations/{secret.id}/")
+    assert response.status == 404
+    expect(page.get_by_role("heading", name="Not found")).to_be_visible()
+    assert "secret plans" not in page.content()
+
+
+def test_xss_payloads_in_messages_stay_inert(new_context, alice, page_errors):
+    conversation = services.create_conversation(user=alice, title="<b>bold title</b>")
+    for n, payload in enumerate(XSS_PAYLOADS):
+        role = Message.Role.USER if n % 2 == 0 else Message.Role.ASSISTANT
+        services.append_message(conversation_id=conversation.id, role=role, content=payload)
+    page = new_context(alice).new_page()
+    watch(page, page_errors)
+    page.goto(f"/conversations/{conversation.id}/")
+    expect(page.locator("li.message")).to_have_count(len(XSS_PAYLOADS))
+    for link in page.locator(".message a").all():
+        assert not (link.get_attribute("href") or "").lower().startswith("javascript:")
+    page.wait_for_timeout(300)
+    assert page.evaluate("window.__xss") is None
+    assert page.locator(".message img, .message script").count() == 0
+    assert page_errors["dialogs"] == []
+    # The payloads are shown as text.
+    expect(page.locator("#messages")).to_contain_text("<script>window.__xss = 1</script>")
+    expect(page.get_by_role("heading", name="<b>bold title</b>")).to_be_visible()
+
+
+def test_page_in_korean_shows_korean_labels(new_context, alice):
+    page = new_context(alice, locale="ko-KR").new_page()
+    page.goto("/")
+    assert page.get_attribute("html", "lang") == "ko"
+    expect(page.get_by_role("heading", name="대화")).to_be_visible()
+    expect(page.get_by_role("button", name="새 대화").first).to_be_visible()
+    expect(page.get_by_placeholder("제목과 메시지 검색")).to_be_visible()
+
+
+def test_language_switcher_changes_the_language(new_context, alice):
+    page = new_context(alice).new_page()
+    page.goto("/")
+    page.get_by_label("Language").select_option("ko")
+    expect(page.get_by_role("heading", name="대화")).to_be_visible()
+
+
+def test_tokens_page_shows_a_new_secret_once(new_context, alice):
+    page = new_context(alice).new_page()
+    page.goto("/settings/tokens/")
+    page.get_by_label("Name").fill("laptop script")
+    page.get_by_role("button", name="Create token").click()
+    secret = page.locator("#new-token").inner_text()
+    assert re.fullmatch(r"cht_[0-9a-f]{8}_\S+", secret)
+    expect(page.get_by_role("cell", name="laptop script")).to_be_visible()
+    page.goto("/settings/tokens/")  # a later visit never shows it again
+    assert page.locator("#new-token").count() == 0
+    expect(page.get_by_role("cell", name="laptop script")).to_be_visible()
+
+
+def test_documents_page_is_a_placeholder(new_context, alice):
+    page = new_context(alice).new_page()
+    page.goto("/documents/")
+    expect(page.get_by_role("heading", name="Knowledge base")).to_be_visible()
+
+
+def _demo_conversation(user):
+    conversation = services.create_conversation(user=user, title="Weekly meeting prep")
+    turns = [
+        ("user", "Can you draft an agenda for Monday's meeting?"),
+        (
+            "assistant",
+            "Here is a draft agenda:\n\n1. **Status** of the budget\n2. Hiring plan\n"
+            "3. Next steps\n\n```python\nagenda = ['status', 'hiring', 'next']\n"
+            "print(len(agenda))\n```",
+        ),
+        ("user", "내일 회의가 몇 시에 있는지도 알려줘."),
+        ("assistant", "내일 회의는 **오후 3시**에 있습니다. 회의실 B에서 열립니다."),
+    ]
+    for role, content in turns:
+        services.append_message(
+            conversation_id=conversation.id,
+            role=role,
+            content=content,
+            model="offline" if role == "assistant" else "",
+            tokens_used=42 if role == "assistant" else 0,
+            parts=[{"type": "thinking", "step": "route", "content": "agent"}]
+            if role == "assistant"
+            else None,
+            metadata={
+                "context": {
+                    "summaries": [],
+                    "message_ids": [],
+                    "estimated_input_tokens": 120,
+                    "actual_input_tokens": 118,
+                    "window": 128000,
+                }
+            }
+            if role == "assistant"
+            else None,
+        )
+    return conversation
+
+
+def test_screenshots_of_list_and_conversation(new_context, alice):
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    conversation = _demo_conversation(alice)
+    project_conv = services.create_conversation(user=alice, title="Trip to Lisbon")
+    services.append_message(
+        conversation_id=project_conv.id, role="user", content="What should I pack for May?"
+    )
+    services.create_conversation(user=alice, title="주간 회의 준비")
+    for scheme in ("light", "dark"):
+        page = new_context(alice, color_scheme=scheme).new_page()
+        page.goto("/")
+        expect(page.locator(".row-item")).to_have_count(3)
+        page.screenshot(path=str(SCREENSHOTS / f"list-{scheme}.png"))
+        page.goto(f"/conversations/{conversation.id}/")
+        expect(page.locator(".code-block .copy-code")).to_have_count(1)
+        page.screenshot(path=str(SCREENSHOTS / f"conversation-{scheme}.png"))
+    for name in ("list-light", "list-dark", "conversation-light", "conversation-dark"):
+        assert (SCREENSHOTS / f"{name}.png").stat().st_size > 10_000

@@ -1,0 +1,94 @@
+"""A question only an uploaded document answers: retrieval reaches the model and the reply."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+from asgiref.sync import sync_to_async
+from django.db import connections
+
+from agent.checkpoint import close_checkpointers
+from conversations import agent_service, services
+from knowledge.services import upload_document
+from tests.support.fake_openai import FakeOpenAI, Reply, ToolCall, forced_tool, message_texts
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+HANDBOOK = """# Travel policy
+
+## 4.1 Per diem
+Employees travelling abroad receive a per diem of 87 euros for meals.
+
+## 4.2 Booking
+Flights are booked through the travel desk at least 14 days ahead.
+"""
+
+
+def route_rag_then_echo(body: dict) -> Reply:
+    """Answer the router with "rag", and the agent with what its prompt says about per diem."""
+    tool = forced_tool(body)
+    if tool is not None:
+        args = {
+            name: ("rag" if "enum" in prop and "rag" in prop["enum"] else "documents")
+            for name, prop in tool["function"]["parameters"]["properties"].items()
+        }
+        return Reply(tool_calls=[ToolCall(tool["function"]["name"], args)])
+    system = " ".join(message_texts(body, "system"))
+    return Reply(text="The per diem is 87 euros." if "87 euros" in system else "I don't know.")
+
+
+@pytest.fixture
+async def model(settings):
+    with FakeOpenAI(route_rag_then_echo) as server:
+        settings.OPENAI_API_KEY = "test-key"
+        settings.OPENAI_BASE_URL = server.base_url
+        yield server
+    await close_checkpointers()
+    await sync_to_async(connections.close_all)()
+
+
+async def run_turn(user, conversation, text: str):
+    stored = await sync_to_async(services.append_message)(
+        conversation_id=conversation.id, role="user", content=text, created_by=user
+    )
+    frames: list[dict] = []
+
+    async def collect(event):
+        frames.append(event)
+
+    reply = await agent_service.arun_agent_turn(
+        conversation=conversation,
+        user_message=stored.message,
+        reply_id=uuid.uuid4(),
+        on_event=collect,
+    )
+    return reply, frames
+
+
+async def test_document_passage_reaches_the_model_and_is_cited(model, alice, bob):
+    await sync_to_async(upload_document)(
+        user=alice, filename="travel.md", data=HANDBOOK.encode(), title="Travel handbook"
+    )
+    conversation = await sync_to_async(services.create_conversation)(user=alice)
+    reply, frames = await run_turn(alice, conversation, "How much is the per diem abroad?")
+
+    main = [b for b in model.requests if not forced_tool(b)]
+    assert "87 euros" in json.dumps(main[-1], ensure_ascii=False)
+    sources = [f for f in frames if f["type"] == "sources"]
+    assert sources and sources[0]["items"][0]["document_title"] == "Travel handbook"
+    references = [p for p in reply.parts if p["type"] == "references"]
+    assert references and "4.1" in references[0]["items"][0]["section"]
+    assert reply.content == "The per diem is 87 euros."
+
+
+async def test_another_users_documents_are_never_retrieved(model, alice, bob):
+    await sync_to_async(upload_document)(
+        user=alice, filename="travel.md", data=HANDBOOK.encode(), title="Travel handbook"
+    )
+    conversation = await sync_to_async(services.create_conversation)(user=bob)
+    reply, frames = await run_turn(bob, conversation, "How much is the per diem abroad?")
+    assert "87 euros" not in json.dumps(model.requests, ensure_ascii=False)
+    assert not [f for f in frames if f["type"] == "sources" and f["items"]]
+    assert not [p for p in reply.parts if p["type"] == "references"]

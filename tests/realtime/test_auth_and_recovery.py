@@ -1,0 +1,118 @@
+"""Who may open the socket (SPEC: 4401 / 4404, origin check), and interrupted replies."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from channels.db import database_sync_to_async
+from django.utils import timezone
+
+from conversations.models import Conversation, Message
+from conversations.realtime import progress, start_reply
+
+from .conftest import make_conversation, make_token, open_socket, receive, receive_until
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("flush_redis")]
+
+
+async def closed_code(comm) -> int:
+    ok, _ = await comm.connect()
+    assert ok  # accepted first, so the client sees the code
+    return (await comm.receive_output(timeout=5))["code"]
+
+
+async def test_no_token_and_no_origin_is_closed_4401(alice):
+    conversation = await make_conversation(alice)
+    assert await closed_code(open_socket(conversation.id)) == 4401
+
+
+async def test_bad_token_is_closed_4401(alice):
+    conversation = await make_conversation(alice)
+    assert await closed_code(open_socket(conversation.id, token="cht_nope_nope")) == 4401
+
+
+async def test_other_users_conversation_is_closed_4404(alice, bob):
+    conversation = await make_conversation(alice)
+    assert await closed_code(open_socket(conversation.id, token=await make_token(bob))) == 4404
+
+
+async def test_missing_conversation_is_closed_4404(alice):
+    token = await make_token(alice)
+    assert await closed_code(open_socket("not-a-uuid", token=token)) == 4404
+    missing = "00000000-0000-0000-0000-000000000000"
+    assert await closed_code(open_socket(missing, token=token)) == 4404
+
+
+@database_sync_to_async
+def session_cookie(user) -> bytes:
+    from django.test import Client
+
+    client = Client()
+    client.force_login(user)
+    return f"sessionid={client.cookies['sessionid'].value}".encode()
+
+
+async def test_browser_session_with_allowed_origin_connects(alice):
+    conversation = await make_conversation(alice)
+    cookie = await session_cookie(alice)
+    headers = [(b"cookie", cookie), (b"origin", b"http://testserver")]
+    comm = open_socket(conversation.id, headers=headers)
+    assert (await comm.connect())[0]
+    await comm.send_json_to({"type": "ping"})
+    assert await receive(comm) == {"type": "pong"}
+    await comm.disconnect()
+
+
+async def test_browser_session_from_a_foreign_origin_is_refused(alice):
+    conversation = await make_conversation(alice)
+    cookie = await session_cookie(alice)
+    headers = [(b"cookie", cookie), (b"origin", b"http://evil.example")]
+    ok, _ = await open_socket(conversation.id, headers=headers).connect()
+    assert not ok
+
+
+async def test_cookie_without_origin_is_not_used(alice):
+    conversation = await make_conversation(alice)
+    comm = open_socket(conversation.id, headers=[(b"cookie", await session_cookie(alice))])
+    assert await closed_code(comm) == 4401
+
+
+async def test_a_dead_processs_reply_is_stored_as_interrupted(alice):
+    conversation = await make_conversation(alice)
+    run_id = "11111111-2222-3333-4444-555555555555"
+    await database_sync_to_async(_fake_dead_run)(conversation, run_id)
+    await progress.astart(conversation_id=conversation.pk, run_id=run_id, reply_to="x")
+    await progress.aappend(conversation_id=conversation.pk, run_id=run_id, text="half a rep")
+    comm = open_socket(conversation.id, token=await make_token(alice))
+    assert (await comm.connect())[0]
+    frames = await receive_until(comm, "generation.finished")
+    assert frames[-1]["finish_reason"] == "interrupted"
+    reply = await Message.objects.aget(pk=run_id)
+    assert (reply.content, reply.finish_reason) == ("half a rep", "interrupted")
+    fresh = await Conversation.objects.aget(pk=conversation.pk)
+    assert fresh.active_run_id is None
+    await comm.disconnect()
+
+
+def _fake_dead_run(conversation, run_id):
+    from conversations import services
+
+    services.append_message(conversation_id=conversation.pk, role="user", content="hi")
+    Conversation.objects.filter(pk=conversation.pk).update(
+        active_run_id=run_id, active_run_heartbeat=timezone.now() - timedelta(minutes=5)
+    )
+
+
+async def test_start_reply_returns_the_stored_assistant_message(alice, fake_agent):
+    conversation = await make_conversation(alice)
+    started = await start_reply(
+        user=alice, conversation_id=conversation.id, content="hi", client_id="k1"
+    )
+    reply = await started.assistant_message()
+    assert reply.pk == started.run_id and reply.finish_reason == "end_turn"
+    again = await start_reply(
+        user=alice, conversation_id=conversation.id, content="hi", client_id="k1"
+    )
+    assert not again.created and again.user_message.pk == started.user_message.pk
+    assert (await again.assistant_message()).pk == reply.pk
