@@ -52,11 +52,20 @@ def _call(name: str, args: dict[str, Any], n: int) -> dict[str, Any]:
     return {"name": name, "args": args, "id": f"call_offline_{n}_{name}", "type": "tool_call"}
 
 
+QUESTION = re.compile(
+    r"\?|^\s*(what|when|where|how|who|why|which|can|do|does|is|are)\b"
+    r"|뭐|무엇|며칠|언제|어디|어떻게|얼마|누구|왜|몇|인가요|나요|까요",
+    re.IGNORECASE,
+)
+
+
 def route_args(text: str) -> dict[str, Any]:
-    """Decide the router's structured answer from keywords."""
+    """Decide the router's structured answer from keywords (asked only when documents exist)."""
     policy = re.search(r"polic|rule|manual|handbook|정책|규정|지침|매뉴얼|사내|회사", text, re.I)
     if intents.mentions_documents(text) or policy:
         return {"route": "rag", "reason": "asks about stored documents"}
+    if QUESTION.search(text):
+        return {"route": "rag", "reason": "a question the documents may answer"}
     return {"route": "agent", "reason": "general conversation"}
 
 

@@ -21,6 +21,7 @@ EDITABLE_FIELDS = {"title", "description", "status", "project", "service_id"}
 DESCRIPTION_MAX_LENGTH = 10_000
 SERVICE_ID_MAX_LENGTH = 100
 CLIENT_ID_MAX_LENGTH = 100
+AUTO_TITLE_MAX_LENGTH = 60
 
 
 def _clean_title(title: Any) -> str:
@@ -202,14 +203,17 @@ def append_message(
         if created_at is not None:
             Message.objects.filter(pk=message.pk).update(created_at=created_at)
             message.created_at = created_at
+        update_fields = ["message_count", "total_tokens_used", "last_message_at", "updated_at"]
+        if role == Message.Role.USER and not conversation.title:
+            # Like the chat apps people know: an untitled conversation takes its first words.
+            conversation.title = title_from_text(content)
+            update_fields.append("title")
         conversation.message_count += 1
         conversation.total_tokens_used += message.tokens_used
         conversation.last_message_at = max(
             filter(None, [conversation.last_message_at, message.created_at])
         )
-        conversation.save(
-            update_fields=["message_count", "total_tokens_used", "last_message_at", "updated_at"]
-        )
+        conversation.save(update_fields=update_fields)
         if announce:
             events.send_on_commit(
                 [events.conversation_group(conversation.id)],
@@ -217,6 +221,12 @@ def append_message(
             )
             _announce_conversation(conversation)
     return AppendResult(message, True)
+
+
+def title_from_text(text: str, *, limit: int = AUTO_TITLE_MAX_LENGTH) -> str:
+    """Return the first words of `text` as a one-line title."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
 
 
 def _lock_conversation(conversation_id: Any) -> Conversation:

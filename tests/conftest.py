@@ -21,6 +21,12 @@ def pytest_report_header(config) -> list[str]:
     ]
 
 
+def pytest_collection_modifyitems(config, items) -> None:
+    """Run browser tests last: sync Playwright keeps an event loop running in the main
+    thread for the rest of the session, where async tests can no longer start their own."""
+    items.sort(key=lambda item: item.get_closest_marker("browser") is not None)
+
+
 def uses_postgres() -> bool:
     return settings.DATABASES["default"]["ENGINE"].endswith("postgresql")
 

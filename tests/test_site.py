@@ -38,6 +38,7 @@ def test_deploy_check_is_clean_in_production_mode():
         "DJANGO_SECRET_KEY": "k" * 20 + "-a-real-production-secret-key-with-entropy-42",
         "DJANGO_ALLOWED_HOSTS": "chat.example.com",
     }
+    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)  # set by the browser tests' conftest
     result = subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
         cwd=ROOT,

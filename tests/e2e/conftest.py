@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.db import connections
 from django.test import Client
 
 from tests.conftest import require_service
@@ -46,11 +47,17 @@ def _slow_offline_model() -> None:
     agent_service.build_agent_config = slowed
 
 
+def _use_database(name: str) -> None:
+    """Point the forked server at the test database by its exact name."""
+    settings.DATABASES["default"]["NAME"] = name
+    connections["default"].settings_dict["NAME"] = name
+
+
 @pytest.fixture(scope="session")
 def live_server_url(django_db_setup, django_db_blocker, tmp_path_factory) -> Iterator[str]:
     """Start Daphne (HTTP + websockets) in a forked process sharing the test database."""
     require_service(os.path.exists(CHROMIUM), f"Chromium at {CHROMIUM}")
-    from channels.testing.live import make_application, set_database_connection
+    from channels.testing.live import make_application
     from daphne.testing import DaphneProcess
     from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
 
@@ -63,10 +70,16 @@ def live_server_url(django_db_setup, django_db_blocker, tmp_path_factory) -> Ite
         else str(tmp_path_factory.mktemp("ckpt") / "checkpoints.sqlite3")
     )
     with django_db_blocker.unblock():
+        # A forked child must not inherit pooled PostgreSQL connections: both processes
+        # would talk over the same sockets and corrupt each other's transactions.
+        for connection in connections.all():
+            connection.close()
+            if hasattr(connection, "close_pool"):
+                connection.close_pool()
         server = DaphneProcess(
             "localhost",
             partial(make_application, static_wrapper=ASGIStaticFilesHandler),
-            setup=set_database_connection,
+            setup=partial(_use_database, connections["default"].settings_dict["NAME"]),
         )
         server.start()
         while not server.ready.wait(timeout=1):
