@@ -123,6 +123,18 @@ KO = {
     # Documents (knowledge base)
     "Text": "텍스트", "Markdown": "마크다운", "PDF": "PDF", "file name": "파일 이름",
     "type": "유형", "size": "크기",
+    "Added “%(title)s” (%(n)d chunks).": "“%(title)s” 문서를 추가했습니다(조각 %(n)d개).",
+    "Document not found.": "문서를 찾을 수 없습니다.",
+    "File": "파일", "Delete document": "문서 삭제",
+    "Delete “%(title)s” and its %(n)s chunks? The assistant will no longer find it.":
+        "“%(title)s” 문서와 조각 %(n)s개를 삭제할까요? 어시스턴트가 더는 찾지 못합니다.",
+    "%(n)s chunk": "조각 %(n)s개", "Sections": "섹션", "(untitled)": "(제목 없음)",
+    "Documents you add here are searched when you ask about them, and cited in the answer.":
+        "여기에 추가한 문서는 질문할 때 검색되고, 답변에 출처로 표시됩니다.",
+    "%(extensions)s, up to %(max_mb)s MB": "%(extensions)s, 최대 %(max_mb)s MB",
+    "Upload": "올리기", "Your documents": "내 문서", "Title": "제목", "Type": "형식",
+    "Chunks": "조각", "Added": "추가한 날짜", "Actions": "작업", "No documents yet.": "아직 문서가 없습니다.",
+    "Deleted “%(title)s”.": "“%(title)s” 문서를 삭제했습니다.",
 }  # fmt: skip
 
 ENTRY = re.compile(

@@ -14,6 +14,8 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from agent.tokens import estimate_tokens
+
 from .. import services
 from ..errors import Conflict, NotFound
 from ..models import Conversation, Message
@@ -73,6 +75,7 @@ def claim_reply(
         role=Message.Role.USER,
         content=content,
         created_by=user,
+        tokens_used=estimate_tokens(content),
         client_id=client_id,
         announce=False,
     )

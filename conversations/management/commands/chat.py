@@ -10,6 +10,7 @@ from asgiref.sync import sync_to_async
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
+from agent.tokens import estimate_tokens
 from conversations import agent_service, selectors, services
 from conversations.errors import ServiceError
 
@@ -61,7 +62,11 @@ class Command(BaseCommand):
     async def _turn(self, owner, conversation_id: uuid.UUID, text: str) -> None:
         try:
             stored = await sync_to_async(services.append_message)(
-                conversation_id=conversation_id, role="user", content=text, created_by=owner
+                conversation_id=conversation_id,
+                role="user",
+                content=text,
+                created_by=owner,
+                tokens_used=estimate_tokens(text),
             )
         except ServiceError as exc:
             self.stderr.write(f"error: {exc.message}")
