@@ -40,6 +40,20 @@ def require_service(available: bool, what: str) -> None:
     pytest.skip(f"{what} not available")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def close_database_pools(django_db_setup, django_db_blocker):
+    """Close pooled connections before the test database is dropped (PostgreSQL refuses
+    to drop a database other sessions still use)."""
+    yield
+    from django.db import connections
+
+    with django_db_blocker.unblock():
+        for connection in connections.all():
+            connection.close()
+            if hasattr(connection, "close_pool"):
+                connection.close_pool()
+
+
 @pytest.fixture
 def require_postgres() -> None:
     require_service(uses_postgres(), "PostgreSQL (set DATABASE_URL)")

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
+import socket
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
-from functools import partial
 from pathlib import Path
 
 import pytest
 from django.conf import settings
-from django.db import connections
 from django.test import Client
 
-from tests.conftest import require_service
+from tests.conftest import database_url_for_subprocesses, require_service
 
 CHROMIUM = "/usr/bin/chromium"
 LAUNCH_ARGS = [
@@ -25,71 +26,73 @@ LAUNCH_ARGS = [
 # The offline model streams at 400 characters/s; slower here so a reply lasts long
 # enough to stop it, reload in the middle of it, and watch it from a second tab.
 OFFLINE_CHARS_PER_SECOND = 60.0
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+ROOT = Path(__file__).resolve().parents[2]
+SCREENSHOTS = ROOT / "docs" / "screenshots"
 
 # Sync Playwright runs an event loop in this thread; Django's ORM calls from the test
 # body are still plain sync calls.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 
-def _slow_offline_model() -> None:
-    """Make the offline model stream slower in the server process (forked after this)."""
-    from conversations import agent_service
-
-    build = agent_service.build_agent_config
-    if getattr(build, "slowed", False):
-        return
-
-    def slowed():
-        return dataclasses.replace(build(), offline_chars_per_second=OFFLINE_CHARS_PER_SECOND)
-
-    slowed.slowed = True
-    agent_service.build_agent_config = slowed
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
-def _use_database(name: str) -> None:
-    """Point the forked server at the test database by its exact name."""
-    settings.DATABASES["default"]["NAME"] = name
-    connections["default"].settings_dict["NAME"] = name
+def _wait_until_serving(port: int, server: subprocess.Popen, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise RuntimeError(f"Daphne exited with {server.returncode}")
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.2)
+    raise RuntimeError("Daphne did not start")
 
 
 @pytest.fixture(scope="session")
 def live_server_url(django_db_setup, django_db_blocker, tmp_path_factory) -> Iterator[str]:
-    """Start Daphne (HTTP + websockets) in a forked process sharing the test database."""
-    require_service(os.path.exists(CHROMIUM), f"Chromium at {CHROMIUM}")
-    from channels.testing.live import make_application
-    from daphne.testing import DaphneProcess
-    from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
+    """Start Daphne (HTTP + websockets) as a real process sharing the test database.
 
-    if settings.DATABASES["default"]["ENGINE"].endswith("sqlite3"):
-        assert "memory" not in str(settings.DATABASES["default"]["NAME"]), "needs a file DB"
-    _slow_offline_model()
-    settings.CHECKPOINT_URL = (
-        settings.CHECKPOINT_URL
-        if str(settings.CHECKPOINT_URL).startswith("postgres")
-        else str(tmp_path_factory.mktemp("ckpt") / "checkpoints.sqlite3")
-    )
+    A subprocess, not a fork: a fork of this process would inherit executor and pool
+    objects whose threads do not exist in the child, and hang on its first database call.
+    """
+    require_service(os.path.exists(CHROMIUM), f"Chromium at {CHROMIUM}")
     with django_db_blocker.unblock():
-        # A forked child must not inherit pooled PostgreSQL connections: both processes
-        # would talk over the same sockets and corrupt each other's transactions.
-        for connection in connections.all():
-            connection.close()
-            if hasattr(connection, "close_pool"):
-                connection.close_pool()
-        server = DaphneProcess(
-            "localhost",
-            partial(make_application, static_wrapper=ASGIStaticFilesHandler),
-            setup=partial(_use_database, connections["default"].settings_dict["NAME"]),
-        )
-        server.start()
-        while not server.ready.wait(timeout=1):
-            if not server.is_alive():
-                raise RuntimeError("Daphne did not start")
+        database_url = database_url_for_subprocesses()
+    var = tmp_path_factory.mktemp("server-var")
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "CHAT_VAR_DIR": str(var),
+        "CHECKPOINT_URL": database_url
+        if database_url.startswith("postgres")
+        else str(var / "checkpoints.sqlite3"),
+        "OFFLINE_MODEL_CHARS_PER_SECOND": str(OFFLINE_CHARS_PER_SECOND),
+        "DJANGO_DEBUG": "1",  # static files from the finders, no HTTPS redirect
+        "DJANGO_ALLOWED_HOSTS": "localhost,127.0.0.1",
+    }
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "DJANGO_ALLOW_ASYNC_UNSAFE"):
+        env.pop(name, None)
+    port = _free_port()
+    log = open(var / "daphne.log", "w")  # noqa: SIM115 - closed below
+    server = subprocess.Popen(
+        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
+         "chatsite.asgi:application"],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )  # fmt: skip
     try:
-        yield f"http://localhost:{server.port.value}"
+        _wait_until_serving(port, server)
+        yield f"http://localhost:{port}"
     finally:
         server.terminate()
-        server.join()
+        server.wait(timeout=10)
+        log.close()
 
 
 @pytest.fixture(scope="session")
