@@ -15,6 +15,7 @@ from typing import Any, TypedDict
 from asgiref.sync import sync_to_async
 from django.db import connection, transaction
 from django.db.models import Q
+from django.urls import reverse
 
 from .models import DocumentChunk
 from .scoring import idf_weights, score_chunk, snippet
@@ -38,6 +39,12 @@ class RetrievedChunk(TypedDict):
     chunk_id: int
     section_number: str
     section_title: str
+    url: str  # the passage in the document preview
+
+
+def passage_url(document_id: str, section_index: int) -> str:
+    """Return the preview address of one section of a document."""
+    return reverse("document", kwargs={"document_id": document_id}) + f"#section-{section_index}"
 
 
 def retrieve(*, user_id: Any, query: str, k: int = 4) -> list[RetrievedChunk]:
@@ -92,6 +99,7 @@ def _best(rows: list[dict[str, Any]], items: list[Concept], k: int) -> list[Retr
                 "chunk_id": row["id"],
                 "section_number": row["section_number"],
                 "section_title": row["section_title"],
+                "url": passage_url(row["document_id"], row["section_index"]),
             }
         )
         if len(results) == k:

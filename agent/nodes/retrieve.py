@@ -12,7 +12,8 @@ from agent.state import AgentContext, AgentState
 from agent.tokens import message_text
 
 TOP_K = 4
-SOURCE_FIELDS = ("document_id", "document_title", "section", "snippet", "score")
+# What a citation shows; `url` (when the retriever gives one) opens the passage.
+SOURCE_FIELDS = ("document_id", "document_title", "section", "snippet", "score", "url")
 
 
 async def retrieve(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
@@ -26,6 +27,6 @@ async def retrieve(state: AgentState, runtime: Runtime[AgentContext]) -> dict[st
         return {"documents": []}
     emit_thinking("retrieve", f"found {len(documents)} passage(s)")
     if documents:
-        items = [{key: doc.get(key) for key in SOURCE_FIELDS} for doc in documents]
+        items = [{key: doc[key] for key in SOURCE_FIELDS if key in doc} for doc in documents]
         emit({"kind": "sources", "items": items})
     return {"documents": documents}

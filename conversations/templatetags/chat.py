@@ -41,8 +41,16 @@ def sources_of(message: Any) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
     for part in parts_of(message, "references"):
         found = part.get("items") or part.get("references") or part.get("sources") or []
-        items.extend(item for item in found if isinstance(item, dict))
+        items.extend(_safe_source(item) for item in found if isinstance(item, dict))
     return items
+
+
+def _safe_source(item: dict[str, Any]) -> dict[str, Any]:
+    """Keep a source's link only when it points into our own documents pages."""
+    url = item.get("url")
+    if isinstance(url, str) and url.startswith("/documents/") and "//" not in url:
+        return item
+    return {key: value for key, value in item.items() if key != "url"}
 
 
 @register.filter

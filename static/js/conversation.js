@@ -186,7 +186,14 @@ const socket = new ConversationSocket(root.dataset.wsPath, {
     },
     onSources(frame) {
       const node = ensureStreaming();
-      const items = (frame.items || []).map((s) => el("li", { text: s.title || s.filename || s.document_id || "" }));
+      const items = (frame.items || []).map((s) => {
+        const label = [s.document_title || s.title || s.filename || s.document_id || "", s.section]
+          .filter(Boolean).join(" · ");
+        // Only our own relative links: a source never becomes a javascript: URL.
+        const safe = typeof s.url === "string" && s.url.startsWith("/documents/") && !s.url.includes("//");
+        return el("li", {}, safe ? el("a", { href: s.url, target: "_blank", rel: "noopener", text: label })
+          : el("span", { text: label }));
+      });
       node.append(el("details", { className: "sources" },
         el("summary", { text: format(_("%(n)s sources"), { n: items.length }) }), el("ol", {}, ...items)));
     },

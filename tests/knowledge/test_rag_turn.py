@@ -92,3 +92,20 @@ async def test_another_users_documents_are_never_retrieved(model, alice, bob):
     assert "87 euros" not in json.dumps(model.requests, ensure_ascii=False)
     assert not [f for f in frames if f["type"] == "sources" and f["items"]]
     assert not [p for p in reply.parts if p["type"] == "references"]
+
+
+async def test_the_conversation_page_links_the_citation_to_the_passage(model, alice):
+    from django.test import AsyncClient
+
+    await sync_to_async(upload_document)(
+        user=alice, filename="travel.md", data=HANDBOOK.encode(), title="Travel handbook"
+    )
+    conversation = await sync_to_async(services.create_conversation)(user=alice)
+    reply, _ = await run_turn(alice, conversation, "How much is the per diem abroad?")
+    url = next(p for p in reply.parts if p["type"] == "references")["items"][0]["url"]
+    client = AsyncClient()
+    await sync_to_async(client.force_login)(alice)
+    page = (await client.get(f"/conversations/{conversation.id}/")).content.decode()
+    assert f'href="{url}"' in page
+    passage = (await client.get(url.split("#")[0])).content.decode()
+    assert f'id="{url.split("#")[1]}"' in passage and "87 euros" in passage
