@@ -166,8 +166,9 @@ class Turn:
                 context=context,
                 stream_mode=STREAM_MODES,
                 version="v2",
-                # Sync durability: a stop right after a step still finds that step saved.
-                durability="sync" if self._graph.checkpointer else None,
+                # Each step's checkpoint is saved while the next step runs (not before
+                # it starts); the run's exit, a stop included, waits for every save.
+                durability="async" if self._graph.checkpointer else None,
             ):
                 queue.put_nowait(part)
         except Exception as exc:  # reported as finish_reason "error", never raised

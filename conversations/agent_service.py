@@ -21,9 +21,10 @@ from agent.events import AgentEvent, FinishedEvent
 from agent.runner import Turn
 from agent.tokens import estimate_tokens
 from knowledge.retrieval import aretrieve
-from knowledge.selectors import aget_document_section, auser_has_documents
+from knowledge.selectors import aget_document_section, user_has_documents
 
 from . import services
+from .db_async import db_async
 from .models import Conversation, Message
 
 EventCallback = Callable[[AgentEvent], Awaitable[None]]
@@ -103,7 +104,7 @@ async def arun_agent_turn(
         user_text=user_message.content,
         reply_id=str(reply_id),
         retriever=retriever,
-        has_documents=await auser_has_documents(owner_id),
+        has_documents=await _has_documents(owner_id),
         section_lookup=section_lookup,
         search_conversations=_search_other_conversations(owner_id, conversation.id),
     )
@@ -151,7 +152,8 @@ def store_reply(conversation_id: Any, finished: FinishedEvent) -> Message:
     ).message
 
 
-astore_reply = sync_to_async(store_reply)
+astore_reply = db_async(store_reply, close_serial=False)
+_has_documents = db_async(user_has_documents, close_serial=False)
 
 
 async def aclose_agent_resources() -> None:

@@ -133,7 +133,8 @@ KO = {
         "여기에 추가한 문서는 질문할 때 검색되고, 답변에 출처로 표시됩니다.",
     "%(extensions)s, up to %(max_mb)s MB": "%(extensions)s, 최대 %(max_mb)s MB",
     "Upload": "올리기", "Your documents": "내 문서", "Title": "제목", "Type": "형식",
-    "Chunks": "조각", "Added": "추가한 날짜", "Actions": "작업", "No documents yet.": "아직 문서가 없습니다.",
+    "Chunks": "조각", "Added": "추가한 날짜", "Actions": "작업",
+    "No documents yet.": "아직 문서가 없습니다.",
     "Deleted “%(title)s”.": "“%(title)s” 문서를 삭제했습니다.",
 }  # fmt: skip
 

@@ -83,6 +83,8 @@ class Hub:
         self._announced: dict[str, deque[str]] = {}
         self._channel: str | None = None
         self._receiver: asyncio.Task[None] | None = None
+        self._outbox: dict[str, list[dict[str, Any]]] = {}  # frames for other processes
+        self._publisher: asyncio.Task[None] | None = None
 
     # --- sockets and runs ----------------------------------------------------------
     async def join(self, conversation_id: Any, sock: LocalSocket) -> None:
@@ -170,12 +172,27 @@ class Hub:
             except Exception:
                 logger.exception("could not deliver to a socket of %s", key)
         if self.shared and not item.local_only:
-            event = {"type": "chat.frame", "conversation_id": key, "frame": item.frame}
+            self._publish(key, item.frame)
+
+    def _publish(self, key: str, frame: dict[str, Any]) -> None:
+        """Queue a frame for the other processes; local sockets never wait for it."""
+        self._outbox.setdefault(key, []).append(frame)
+        if self._publisher is None or self._publisher.done():
+            self._publisher = self.loop.create_task(self._publish_outbox())
+
+    async def _publish_outbox(self) -> None:
+        # The layer sends one message at a time under a process-wide lock (one Redis
+        # round trip each), so a conversation's waiting frames travel as one message,
+        # in order: one sender, conversations taken in turn.
+        while self._outbox:
+            key = next(iter(self._outbox))
+            frames = self._outbox.pop(key)
+            event = {"type": "chat.frames", "conversation_id": key, "frames": frames}
             event["origin"] = PROCESS_ID
             try:
                 await self.layer.group_send(conversation_group(key), event)
             except Exception:
-                logger.exception("could not publish a frame of %s", key)
+                logger.exception("could not publish %d frame(s) of %s", len(frames), key)
 
     async def flushed(self, conversation_id: Any) -> None:
         """Wait until every frame posted so far for the conversation has been sent."""
@@ -217,7 +234,10 @@ class Hub:
         key = event.get("conversation_id") or _conversation_of(event.get("group", ""))
         if not key:
             return
-        if event.get("type") == "chat.frame":
+        if event.get("type") == "chat.frames":
+            for frame in event["frames"]:
+                self.post(key, frame, local_only=True)
+        elif event.get("type") == "chat.frame":
             self.post(key, event["frame"], local_only=True)
         elif event.get("type") == "chat.stop" and key in self.runs:
             self.runs[key].stop()
@@ -228,6 +248,8 @@ class Hub:
             handle.stop()
         tasks = [h.task for h in self.runs.values() if h.task is not None]
         await asyncio.gather(*tasks, return_exceptions=True)
+        if self._publisher is not None:
+            await asyncio.gather(self._publisher, return_exceptions=True)
         if self._receiver is not None:
             self._receiver.cancel()
             await asyncio.gather(self._receiver, return_exceptions=True)

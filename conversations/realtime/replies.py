@@ -14,14 +14,14 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from channels.db import database_sync_to_async
 from django.conf import settings
 from django.utils import timezone
 
 from .. import agent_service
+from ..db_async import db_async
 from ..errors import Invalid, NotFound, TooLarge
 from ..models import Conversation, Message
-from ..selectors import aget_conversation_for_user
+from ..selectors import get_conversation_for_user
 from ..serializers import conversation_to_dict, message_to_dict
 from . import progress, runs
 from .coalescer import Coalescer
@@ -30,6 +30,12 @@ from .hub import Hub, RunHandle, get_hub
 from .ratelimit import acheck_rate
 
 logger = logging.getLogger(__name__)
+
+_get_conversation = db_async(get_conversation_for_user, close_serial=False)
+_claim_reply = db_async(runs.claim_reply)
+_load_sync = db_async(runs.load_sync)
+_finish_run_row = db_async(runs.finish_run)
+_beat_row = db_async(runs.beat)
 
 CLIENT_ID_MAX_LENGTH = 100
 ErrorCallback = Callable[[ErrorFrame], Awaitable[None]]
@@ -83,11 +89,11 @@ async def start_reply(
     """
     content = clean_content(content)
     client_id = clean_client_id(client_id)
-    conversation = await aget_conversation_for_user(user=user, conversation_id=conversation_id)
+    conversation = await _get_conversation(user=user, conversation_id=conversation_id)
     await acheck_rate(user_id=user.pk)
     await arecover_if_stale(conversation)
     hub = get_hub()
-    claim = await database_sync_to_async(runs.claim_reply)(
+    claim = await _claim_reply(
         conversation_id=conversation.pk,
         user=user,
         content=content,
@@ -124,7 +130,7 @@ async def stop_reply(*, user: Any, conversation_id: Any) -> bool:
 
     The run stores its partial text with finish_reason "stopped". Raises NotFound.
     """
-    conversation = await aget_conversation_for_user(user=user, conversation_id=conversation_id)
+    conversation = await _get_conversation(user=user, conversation_id=conversation_id)
     if await arecover_if_stale(conversation):
         return True
     hub, key = get_hub(), str(conversation.pk)
@@ -136,14 +142,12 @@ async def stop_reply(*, user: Any, conversation_id: Any) -> bool:
 
 async def sync_state(*, user: Any, conversation_id: Any, after: int) -> SyncStateFrame:
     """Return the messages after sequence number `after` and the reply in progress."""
-    conversation = await aget_conversation_for_user(user=user, conversation_id=conversation_id)
+    conversation = await _get_conversation(user=user, conversation_id=conversation_id)
     await arecover_if_stale(conversation)
     # Read the progress before the rows: a reply stored in between is then in the rows.
     current = await progress.aget(conversation_id=conversation.pk)
     run_id = current["run_id"] if current else None
-    messages, stored = await database_sync_to_async(runs.load_sync)(
-        conversation_id=conversation.pk, after=after, run_id=run_id
-    )
+    messages, stored = await _load_sync(conversation_id=conversation.pk, after=after, run_id=run_id)
     generation = None
     if current is not None and not stored:
         generation = {"run_id": current["run_id"], "text": current["text"]}
@@ -166,7 +170,7 @@ async def arecover_if_stale(conversation: Conversation) -> bool:
         return False
     current = await progress.aget(conversation_id=key)
     text = current["text"] if current and current["run_id"] == str(run_id) else ""
-    finished = await database_sync_to_async(runs.finish_run)(
+    finished = await _finish_run_row(
         conversation_id=key,
         run_id=run_id,
         content=text,
@@ -269,7 +273,7 @@ async def _finish_run(
     """Store the reply unless the agent did, free the slot, announce, and resolve waiters."""
     key, message = handle.conversation_id, None
     try:
-        finished = await database_sync_to_async(runs.finish_run)(
+        finished = await _finish_run_row(
             conversation_id=key,
             run_id=handle.run_id,
             content=coalescer.text,
@@ -306,9 +310,7 @@ async def _beat(handle: RunHandle) -> None:
     while True:
         await asyncio.sleep(settings.CHAT_RUN_HEARTBEAT_SECONDS)
         try:
-            await database_sync_to_async(runs.beat)(
-                conversation_id=handle.conversation_id, run_id=handle.run_id
-            )
+            await _beat_row(conversation_id=handle.conversation_id, run_id=handle.run_id)
             await progress.atouch(conversation_id=handle.conversation_id, run_id=handle.run_id)
         except Exception:
             logger.exception("heartbeat of %s failed", handle.run_id)
