@@ -84,7 +84,11 @@ async def open_checkpointer(database_url: str) -> BaseCheckpointSaver:
         path = sqlite_path(database_url)
         if path != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
-        connection = await aiosqlite.connect(path)
+        connection = aiosqlite.connect(path)
+        # A daemon thread: a server stopping without closing its saver (ASGI has no
+        # shutdown hook here) must still exit instead of waiting on this thread.
+        connection._thread.daemon = True
+        connection = await connection
         await connection.execute("PRAGMA journal_mode=WAL")
         saver = AsyncSqliteSaver(connection)
     await saver.setup()  # type: ignore[attr-defined]

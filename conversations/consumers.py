@@ -13,6 +13,7 @@ from typing import Any
 from channels.generic.websocket import AsyncWebsocketConsumer
 
 from .errors import NotFound, RateLimited, ServiceError
+from .events import user_group
 from .realtime import start_reply, stop_reply, sync_state
 from .realtime.frames import ErrorCode, dumps, error_frame
 from .realtime.hub import get_hub
@@ -146,3 +147,41 @@ class ConversationConsumer(AsyncWebsocketConsumer):
         """Close the socket with an application close code."""
         self.is_closed = True
         await self.close(code=code)
+
+
+class UserConsumer(AsyncWebsocketConsumer):
+    """One tab's feed of its user's conversation list: `conversation.updated`/`deleted`."""
+
+    group: str | None = None
+
+    # --- socket handlers ---------------------------------------------------------------
+    async def connect(self) -> None:
+        """Accept, then close 4401 or join the user's group."""
+        await self.accept()
+        user = self.scope.get("user")
+        if user is None or not user.is_authenticated:
+            await self.close(code=CLOSE_NOT_LOGGED_IN)
+            return
+        self.group = user_group(user.pk)
+        await self.channel_layer.group_add(self.group, self.channel_name)
+
+    async def disconnect(self, code: int) -> None:
+        """Leave the user's group."""
+        if self.group is not None:
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        """Answer `ping`; this socket only listens otherwise."""
+        try:
+            frame = json.loads(text_data or "")
+        except ValueError:
+            frame = None
+        if isinstance(frame, dict) and frame.get("type") == "ping":
+            await self.send(text_data=dumps({"type": "pong"}))
+        else:
+            await self.send(text_data=dumps(error_frame("invalid", "Only `ping` is accepted.")))
+
+    # --- channel-layer handlers ------------------------------------------------------------
+    async def chat_frame(self, event: dict[str, Any]) -> None:
+        """Forward one list event to the tab."""
+        await self.send(text_data=dumps(event["frame"]))

@@ -91,7 +91,11 @@ def live_server_url(django_db_setup, django_db_blocker, tmp_path_factory) -> Ite
         yield f"http://localhost:{port}"
     finally:
         server.terminate()
-        server.wait(timeout=10)
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
         log.close()
 
 

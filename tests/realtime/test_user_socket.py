@@ -1,0 +1,51 @@
+"""The list pages' socket: a user's conversation changes reach all of their tabs."""
+
+from __future__ import annotations
+
+import pytest
+from channels.db import database_sync_to_async
+
+from conversations import services
+
+from .conftest import make_conversation, make_token, receive
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def open_user_socket(token: str | None):
+    from channels.testing import WebsocketCommunicator
+
+    from chatsite.asgi import application
+
+    headers = [(b"authorization", f"Bearer {token}".encode())] if token else []
+    return WebsocketCommunicator(application, "/ws/user/", headers=headers)
+
+
+async def test_new_and_renamed_conversations_reach_the_users_socket(alice, bob):
+    mine = open_user_socket(await make_token(alice))
+    theirs = open_user_socket(await make_token(bob))
+    assert (await mine.connect())[0] and (await theirs.connect())[0]
+    conversation = await make_conversation(alice, "Plans")
+    created = await receive(mine)
+    assert created["type"] == "conversation.updated"
+    assert created["conversation"]["title"] == "Plans"
+    await database_sync_to_async(services.rename_conversation)(
+        conversation=conversation, title="새 계획"
+    )
+    renamed = await receive(mine)
+    assert renamed["conversation"]["title"] == "새 계획"
+    assert await theirs.receive_nothing(timeout=0.5)
+    conversation_id = str(conversation.id)
+    await database_sync_to_async(services.delete_conversation)(conversation=conversation)
+    deleted = await receive(mine)
+    assert deleted == {"type": "conversation.deleted", "conversation_id": conversation_id}
+    await mine.disconnect()
+    await theirs.disconnect()
+
+
+async def test_anonymous_user_socket_is_closed_4401():
+    comm = open_user_socket(None)
+    connected, _ = await comm.connect()
+    assert connected
+    closed = await comm.receive_output(timeout=2)
+    assert closed == {"type": "websocket.close", "code": 4401}
