@@ -11,7 +11,6 @@ the corpus alone and among the 10,000) and retrieval latency p50/p95; drops the 
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import statistics
@@ -20,20 +19,17 @@ import time
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.scratch_db import run_in_scratch_database
 
 BENCH_DB = "chatsite_bench_kb"
 DOCUMENTS = int(os.environ.get("BENCH_DOCUMENTS", 10_000))
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", 5))
 SEED = 7
 HANGUL_START, HANGUL_COUNT = 0xAC00, 11172
-
-
-def admin_url(url: str, dbname: str) -> str:
-    """Return `url` pointing at another database."""
-    return urlunsplit(urlsplit(url)._replace(path=f"/{dbname}"))
 
 
 def percentiles(samples: list[float]) -> dict[str, float]:
@@ -229,26 +225,7 @@ def run(url: str) -> dict[str, object]:
 
 
 def main() -> None:
-    base = os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/chatsite")
-    if not base.startswith("postgres"):
-        sys.exit("bench/retrieval.py needs DATABASE_URL=postgres://…")
-    admin = admin_url(base, "postgres")
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{BENCH_DB}" WITH (FORCE)')
-        conn.execute(
-            f"CREATE DATABASE \"{BENCH_DB}\" TEMPLATE template0 ENCODING 'UTF8'"
-            " LC_COLLATE 'C.UTF-8' LC_CTYPE 'C.UTF-8'"
-        )
-    try:
-        result = run(admin_url(base, BENCH_DB))
-    finally:
-        from django.db import connections
-
-        connections.close_all()
-        if not os.environ.get("BENCH_KEEP"):
-            with psycopg.connect(admin, autocommit=True) as conn:
-                conn.execute(f'DROP DATABASE IF EXISTS "{BENCH_DB}" WITH (FORCE)')
-    print(json.dumps(result, ensure_ascii=False))
+    run_in_scratch_database(BENCH_DB, run)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,6 @@ rows (mixed Korean and English) bulk-loaded with COPY, measures, then drops it.
 from __future__ import annotations
 
 import gc
-import json
 import os
 import random
 import resource
@@ -21,9 +20,11 @@ import tracemalloc
 import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.scratch_db import run_in_scratch_database
 
 USERS = int(os.environ.get("BENCH_USERS", 1000))
 CONVERSATIONS = int(os.environ.get("BENCH_CONVERSATIONS", 100))  # per user
@@ -46,12 +47,6 @@ KOREAN = str.split(
     "있습니다 배포는 테스트를 진행합니다 데이터를 분석하면 결과가 나왔어요 디자인을 검토 "
     "모델의 응답이 느립니다 요약을 부탁해요 메모리 사용량이 늘었습니다 비용을 줄이려면"
 )
-
-
-def admin_url(url: str, dbname: str) -> str:
-    """Return `url` pointing at another database."""
-    parts = urlsplit(url)
-    return urlunsplit(parts._replace(path=f"/{dbname}"))
 
 
 _POOL: dict[bool, list[str]] = {}
@@ -173,26 +168,7 @@ def measure(callable_, samples: int) -> dict[str, float]:
 
 
 def main() -> None:
-    base = os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/chatsite")
-    if not base.startswith("postgres"):
-        sys.exit("bench/search.py needs DATABASE_URL=postgres://…")
-    admin = admin_url(base, "postgres")
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{BENCH_DB}"')
-        conn.execute(
-            f"CREATE DATABASE \"{BENCH_DB}\" TEMPLATE template0 ENCODING 'UTF8'"
-            " LC_COLLATE 'C.UTF-8' LC_CTYPE 'C.UTF-8'"
-        )
-    try:
-        result = run(admin_url(base, BENCH_DB))
-    finally:
-        from django.db import connections
-
-        connections.close_all()
-        if not os.environ.get("BENCH_KEEP"):
-            with psycopg.connect(admin, autocommit=True) as conn:
-                conn.execute(f'DROP DATABASE IF EXISTS "{BENCH_DB}" WITH (FORCE)')
-    print(json.dumps(result, ensure_ascii=False))
+    run_in_scratch_database(BENCH_DB, run)
 
 
 def run(url: str) -> dict[str, object]:
