@@ -3,6 +3,7 @@ import { api } from "./api.js";
 import { confirmDialog, copyText, el, parseFragment, toast } from "./dom.js";
 import { _, format } from "./i18n.js";
 import { share } from "./live.js";
+import { initHeader } from "./header.js";
 import { ConversationSocket } from "./socket.js";
 
 const root = document.getElementById("conversation");
@@ -331,120 +332,7 @@ list.addEventListener("click", async (event) => {
 });
 
 // --- header ------------------------------------------------------------------------------
-const title = document.getElementById("conv-title");
-const renameForm = document.getElementById("rename-form");
-const renameInput = document.getElementById("rename-input");
-const renameButton = document.getElementById("rename-button");
-
-function updateHeader(conversation) {
-  if (renameForm.hidden) {
-    title.textContent = conversation.title || _("Untitled");
-    renameInput.value = conversation.title || "";
-    document.title = `${title.textContent} · ${document.title.split(" · ").pop()}`;
-  }
-  const sidebarLink = document.querySelector(`#sidebar li[data-id="${conversation.id}"] a`);
-  if (sidebarLink) sidebarLink.textContent = conversation.title || _("Untitled");
-  const status = document.getElementById("conv-status");
-  const labels = { active: _("Active"), archived: _("Archived"), summarized: _("Summarized") };
-  status.textContent = labels[conversation.status] || conversation.status;
-  status.className = `badge status-${conversation.status}`;
-  const archive = document.getElementById("archive-button");
-  archive.dataset.archived = conversation.status === "archived" ? "1" : "0";
-  archive.textContent = conversation.status === "archived" ? _("Unarchive") : _("Archive");
-  if (conversation.summary) showSummary(conversation.summary, conversation.summary_at);
-  const project = document.getElementById("project-select");
-  if (document.activeElement !== project) project.value = conversation.project_id ?? "";
-}
-
-function showSummary(text, at) {
-  const panel = document.getElementById("summary-panel");
-  document.getElementById("summary-text").textContent = text;
-  const time = document.getElementById("summary-at");
-  if (at) {
-    time.dateTime = at;
-    time.textContent = new Intl.DateTimeFormat(document.documentElement.lang || undefined,
-      { dateStyle: "short", timeStyle: "short" }).format(new Date(at));
-  }
-  panel.hidden = false;
-  panel.open = true;
-}
-
-function openRename() {
-  renameForm.hidden = false;
-  title.hidden = true;
-  renameButton.hidden = true;
-  renameInput.focus();
-  renameInput.select();
-}
-function closeRename() {
-  renameForm.hidden = true;
-  title.hidden = false;
-  renameButton.hidden = false;
-}
-renameButton.addEventListener("click", openRename);
-title.addEventListener("dblclick", openRename);
-document.getElementById("rename-cancel").addEventListener("click", closeRename);
-renameInput.addEventListener("keydown", (event) => {
-  if (event.key === "Escape") { event.stopPropagation(); closeRename(); renameButton.focus(); }
-});
-renameForm.addEventListener("submit", async (event) => {
-  event.preventDefault();
-  try {
-    const conversation = await api("PATCH", `/conversations/${conversationId}`, { title: renameInput.value });
-    closeRename();
-    updateHeader(conversation);
-    renameButton.focus();
-  } catch (error) {
-    toast(error.message, { error: true });
-  }
-});
-
-async function headerAction(button, work) {
-  button.disabled = true;
-  try { await work(); } catch (error) { toast(error.message || _("Something went wrong."), { error: true }); }
-  finally { button.disabled = false; }
-}
-
-document.getElementById("summarize-button").addEventListener("click", (event) => {
-  const button = event.currentTarget;
-  const label = button.textContent;
-  button.textContent = _("Summarizing…");
-  headerAction(button, async () => {
-    const conversation = await api("POST", `/conversations/${conversationId}/summarize`, {});
-    showSummary(conversation.summary, conversation.summary_at);
-    updateHeader(conversation);
-  }).finally(() => { button.textContent = label; });
-});
-
-document.getElementById("archive-button").addEventListener("click", (event) => {
-  const button = event.currentTarget;
-  headerAction(button, async () => {
-    const status = button.dataset.archived === "1" ? "active" : "archived";
-    updateHeader(await api("PATCH", `/conversations/${conversationId}`, { status }));
-    toast(status === "archived" ? _("Conversation archived.") : _("Conversation restored."));
-  });
-});
-
-document.getElementById("project-select").addEventListener("change", (event) => {
-  const select = event.currentTarget;
-  const value = select.value ? Number(select.value) : null;
-  headerAction(select, async () => {
-    updateHeader(await api("PATCH", `/conversations/${conversationId}`, { project_id: value }));
-    toast(_("Moved."));
-  });
-});
-
-document.getElementById("delete-button").addEventListener("click", (event) => {
-  headerAction(event.currentTarget, async () => {
-    if (!(await confirmDialog(_("Delete this conversation and all its messages? This cannot be undone."), _("Delete")))) return;
-    await api("DELETE", `/conversations/${conversationId}`);
-    location.href = root.dataset.homeUrl;
-  });
-});
-
-document.getElementById("export-menu").addEventListener("click", (event) => {
-  if (event.target.closest("a")) event.currentTarget.open = false;
-});
+const updateHeader = initHeader(root, conversationId);
 
 // --- older messages ---------------------------------------------------------------------------
 const older = document.getElementById("older");
