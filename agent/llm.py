@@ -18,6 +18,7 @@ __all__ = ["OFFLINE_MODEL_NAME", "OfflineChatModel", "build_chat_model", "get_ch
 # event loop gets its own models (tests run one loop per test; Daphne has one).
 _MODELS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[AgentConfig, BaseChatModel]]
 _MODELS = weakref.WeakKeyDictionary()
+HTTP_LIMITS = httpx.Limits(max_connections=None, max_keepalive_connections=100)
 
 
 def build_chat_model(config: AgentConfig) -> BaseChatModel:
@@ -32,7 +33,9 @@ def build_chat_model(config: AgentConfig) -> BaseChatModel:
         timeout=config.request_timeout,
         max_retries=config.max_retries,
         temperature=0,
-        http_async_client=httpx.AsyncClient(timeout=config.request_timeout),
+        # httpx stops at 100 connections by default: the 101st concurrent reply would
+        # wait for another to finish before its request even left.
+        http_async_client=httpx.AsyncClient(timeout=config.request_timeout, limits=HTTP_LIMITS),
     )
 
 

@@ -104,7 +104,7 @@ async def arun_agent_turn(
         user_text=user_message.content,
         reply_id=str(reply_id),
         retriever=retriever,
-        has_documents=await _has_documents(owner_id),
+        has_documents=await _owner_has_documents(conversation),
         section_lookup=section_lookup,
         search_conversations=_search_other_conversations(owner_id, conversation.id),
     )
@@ -154,6 +154,14 @@ def store_reply(conversation_id: Any, finished: FinishedEvent) -> Message:
 
 astore_reply = db_async(store_reply, close_serial=False)
 _has_documents = db_async(user_has_documents, close_serial=False)
+
+
+async def _owner_has_documents(conversation: Conversation) -> bool:
+    """Say whether the owner has documents (read with the conversation when it was claimed)."""
+    known = getattr(conversation, "owner_has_documents", None)
+    if known is not None:
+        return bool(known)
+    return await _has_documents(conversation.created_by_id)
 
 
 async def aclose_agent_resources() -> None:

@@ -185,35 +185,20 @@ def append_message(
             existing = conversation.messages.filter(client_id=client_id).first()
             if existing is not None:
                 return AppendResult(existing, False)
-        last = conversation.messages.aggregate(n=Max("sequence_number"))["n"] or 0
-        message = Message.objects.create(
-            id=message_id or uuid.uuid4(),
-            conversation=conversation,
+        message = insert_message(
+            conversation,
             role=role,
             content=content,
-            parts=parts or [],
-            model=model,
-            tokens_used=max(0, int(tokens_used)),
-            finish_reason=finish_reason,
-            metadata=metadata or {},
-            sequence_number=last + 1,
-            client_id=client_id or None,
             created_by=created_by,
+            parts=parts,
+            model=model,
+            tokens_used=tokens_used,
+            finish_reason=finish_reason,
+            metadata=metadata,
+            client_id=client_id,
+            message_id=message_id,
+            created_at=created_at,
         )
-        if created_at is not None:
-            Message.objects.filter(pk=message.pk).update(created_at=created_at)
-            message.created_at = created_at
-        update_fields = ["message_count", "total_tokens_used", "last_message_at", "updated_at"]
-        if role == Message.Role.USER and not conversation.title:
-            # Like the chat apps people know: an untitled conversation takes its first words.
-            conversation.title = title_from_text(content)
-            update_fields.append("title")
-        conversation.message_count += 1
-        conversation.total_tokens_used += message.tokens_used
-        conversation.last_message_at = max(
-            filter(None, [conversation.last_message_at, message.created_at])
-        )
-        conversation.save(update_fields=update_fields)
         if announce:
             events.send_on_commit(
                 [events.conversation_group(conversation.id)],
@@ -221,6 +206,60 @@ def append_message(
             )
             _announce_conversation(conversation)
     return AppendResult(message, True)
+
+
+def insert_message(
+    conversation: Conversation,
+    *,
+    role: str,
+    content: str,
+    created_by: Any = None,
+    parts: list[dict[str, Any]] | None = None,
+    model: str = "",
+    tokens_used: int = 0,
+    finish_reason: str = "",
+    metadata: dict[str, Any] | None = None,
+    client_id: str | None = None,
+    message_id: uuid.UUID | str | None = None,
+    created_at: datetime | None = None,
+    also_save: tuple[str, ...] = (),
+) -> Message:
+    """Store a message with the next sequence number and save the conversation's counters.
+
+    The caller has validated the input and holds the conversation's row lock
+    (`_lock_conversation` in a transaction). `also_save` names more conversation fields
+    the caller changed, saved in the same UPDATE.
+    """
+    last = conversation.messages.aggregate(n=Max("sequence_number"))["n"] or 0
+    message = Message.objects.create(
+        id=message_id or uuid.uuid4(),
+        conversation=conversation,
+        role=role,
+        content=content,
+        parts=parts or [],
+        model=model,
+        tokens_used=max(0, int(tokens_used)),
+        finish_reason=finish_reason,
+        metadata=metadata or {},
+        sequence_number=last + 1,
+        client_id=client_id or None,
+        created_by=created_by,
+    )
+    if created_at is not None:
+        Message.objects.filter(pk=message.pk).update(created_at=created_at)
+        message.created_at = created_at
+    update_fields = ["message_count", "total_tokens_used", "last_message_at", "updated_at"]
+    if role == Message.Role.USER and not conversation.title:
+        # Like the chat apps people know: an untitled conversation takes its first words.
+        conversation.title = title_from_text(content)
+        update_fields.append("title")
+    conversation.message_count += 1
+    conversation.total_tokens_used += message.tokens_used
+    conversation.last_message_at = max(
+        filter(None, [conversation.last_message_at, message.created_at])
+    )
+    conversation.save(update_fields=[*update_fields, *also_save])
+    return message
 
 
 def title_from_text(text: str, *, limit: int = AUTO_TITLE_MAX_LENGTH) -> str:

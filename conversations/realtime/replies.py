@@ -89,20 +89,20 @@ async def start_reply(
     """
     content = clean_content(content)
     client_id = clean_client_id(client_id)
-    conversation = await _get_conversation(user=user, conversation_id=conversation_id)
     await acheck_rate(user_id=user.pk)
-    await arecover_if_stale(conversation)
     hub = get_hub()
-    claim = await _claim_reply(
-        conversation_id=conversation.pk,
-        user=user,
-        content=content,
-        client_id=client_id,
-        run_id=uuid.uuid4(),
-    )
+    claim_args = {"conversation_id": conversation_id, "user": user, "content": content}
+    claim_args["client_id"] = client_id
+    try:
+        claim = await _claim_reply(**claim_args, run_id=uuid.uuid4())
+    except runs.Busy as busy:
+        # The running reply may belong to a process that died: finish it, then go on.
+        if not await arecover_if_stale(busy.conversation):
+            raise
+        claim = await _claim_reply(**claim_args, run_id=uuid.uuid4())
     if not claim.created:
         return _repeated(hub, claim)
-    key, run_id = str(conversation.pk), claim.run_id
+    key, run_id = str(claim.conversation.pk), claim.run_id
     assert run_id is not None
     hub.post(key, {"type": "message.created", "message": message_to_dict(claim.user_message)})
     hub.post(key, _conversation_frame(claim.conversation))
@@ -217,6 +217,7 @@ async def _run_reply(
     outcome: dict[str, Any] = {"usage": None}
     heartbeat: asyncio.Task[None] | None = None
     finish_reason = Message.FinishReason.ERROR
+    stored: Message | None = None
     try:
         handle.started = True
         if handle.stop_requested:
@@ -225,13 +226,13 @@ async def _run_reply(
             {"type": "generation.started", "run_id": run_id, "reply_to": str(user_message.pk)}
         )
         heartbeat = hub.loop.create_task(_beat(handle))
-        message = await agent_service.arun_agent_turn(
+        stored = await agent_service.arun_agent_turn(
             conversation=conversation,
             user_message=user_message,
             reply_id=handle.run_id,
             on_event=_event_handler(coalescer, outcome),
         )
-        finish_reason = message.finish_reason or Message.FinishReason.END_TURN
+        finish_reason = stored.finish_reason or Message.FinishReason.END_TURN
     except asyncio.CancelledError:
         # A stop asked for it; anything else cancelling a run is the process going away.
         finish_reason = (
@@ -246,7 +247,7 @@ async def _run_reply(
         if heartbeat is not None:
             heartbeat.cancel()
         coalescer.flush()
-        await _finish_run(hub, handle, coalescer, finish_reason, outcome["usage"])
+        await _finish_run(hub, handle, coalescer, finish_reason, outcome["usage"], stored)
 
 
 def _event_handler(coalescer: Coalescer, outcome: dict[str, Any]) -> agent_service.EventCallback:
@@ -268,7 +269,12 @@ def _event_handler(coalescer: Coalescer, outcome: dict[str, Any]) -> agent_servi
 
 
 async def _finish_run(
-    hub: Hub, handle: RunHandle, coalescer: Coalescer, finish_reason: str, usage: Usage | None
+    hub: Hub,
+    handle: RunHandle,
+    coalescer: Coalescer,
+    finish_reason: str,
+    usage: Usage | None,
+    stored: Message | None,
 ) -> None:
     """Store the reply unless the agent did, free the slot, announce, and resolve waiters."""
     key, message = handle.conversation_id, None
@@ -278,6 +284,7 @@ async def _finish_run(
             run_id=handle.run_id,
             content=coalescer.text,
             finish_reason=finish_reason,
+            stored=stored,
         )
         await progress.aclear(conversation_id=key, run_id=handle.run_id)
         if finished is not None:

@@ -12,13 +12,16 @@ from datetime import datetime
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from agent.tokens import estimate_tokens
+from knowledge.models import DocumentChunk
 
 from .. import services
 from ..errors import Conflict, NotFound
 from ..models import Conversation, Message
+from ..selectors import NOT_FOUND_MESSAGE, parse_uuid
 
 SYNC_MAX_MESSAGES = 10_000
 
@@ -30,6 +33,14 @@ class Claim:
     created: bool  # False: the client_id was seen before and nothing was stored
     run_id: uuid.UUID | None  # the run answering the message, if one is running
     reply: Message | None  # the stored reply of a repeated client_id, if there is one
+
+
+class Busy(Conflict):
+    """A reply is already running in the conversation (maybe in a process that died)."""
+
+    def __init__(self, conversation: Conversation) -> None:
+        super().__init__("A reply is already running in this conversation.", code="busy")
+        self.conversation = conversation
 
 
 @dataclass(frozen=True)
@@ -46,6 +57,26 @@ def _lock(conversation_id: Any) -> Conversation:
         raise NotFound("Conversation not found.") from None
 
 
+def _lock_owned(conversation_id: Any, user: Any) -> Conversation:
+    """Lock the user's conversation, annotated with `owner_has_documents`, or raise NotFound.
+
+    One statement does the access check, the lock and the agent's "any documents?"
+    question, which a reply otherwise asks in three round trips before it can start.
+    """
+    pk = parse_uuid(conversation_id)
+    if pk is None or user is None or not user.is_authenticated:
+        raise NotFound(NOT_FOUND_MESSAGE)
+    has_documents = Exists(DocumentChunk.objects.filter(owner_id=OuterRef("created_by_id")))
+    try:
+        return (
+            Conversation.objects.select_for_update()
+            .annotate(owner_has_documents=has_documents)
+            .get(pk=pk, created_by=user)
+        )
+    except Conversation.DoesNotExist:
+        raise NotFound(NOT_FOUND_MESSAGE) from None
+
+
 def _reply_after(conversation: Conversation, message: Message) -> Message | None:
     return conversation.messages.filter(
         sequence_number=message.sequence_number + 1, role=Message.Role.ASSISTANT
@@ -58,10 +89,11 @@ def claim_reply(
 ) -> Claim:
     """Store the user's message and take the conversation's reply slot for `run_id`.
 
-    A repeated `client_id` stores nothing and claims nothing; a reply already running
-    raises Conflict(code="busy") and stores nothing.
+    Raises NotFound for a conversation that is missing or someone else's. A repeated
+    `client_id` stores nothing and claims nothing; a reply already running raises Busy
+    and stores nothing.
     """
-    conversation = _lock(conversation_id)
+    conversation = _lock_owned(conversation_id, user)
     if client_id:
         existing = conversation.messages.filter(client_id=client_id).first()
         if existing is not None:
@@ -69,21 +101,19 @@ def claim_reply(
             running = conversation.active_run_id if reply is None else None
             return Claim(conversation, existing, False, running, reply)
     if conversation.active_run_id is not None:
-        raise Conflict("A reply is already running in this conversation.", code="busy")
-    stored = services.append_message(
-        conversation_id=conversation.pk,
+        raise Busy(conversation)
+    conversation.active_run_id = run_id
+    conversation.active_run_heartbeat = timezone.now()
+    message = services.insert_message(
+        conversation,
         role=Message.Role.USER,
         content=content,
         created_by=user,
         tokens_used=estimate_tokens(content),
         client_id=client_id,
-        announce=False,
+        also_save=("active_run_id", "active_run_heartbeat"),
     )
-    Conversation.objects.filter(pk=conversation.pk).update(
-        active_run_id=run_id, active_run_heartbeat=timezone.now()
-    )
-    conversation.refresh_from_db()
-    return Claim(conversation, stored.message, True, run_id, None)
+    return Claim(conversation, message, True, run_id, None)
 
 
 def beat(*, conversation_id: Any, run_id: uuid.UUID) -> bool:
@@ -113,8 +143,9 @@ def finish_run(
     content: str,
     finish_reason: str,
     stale_before: datetime | None = None,
+    stored: Message | None = None,
 ) -> Finished | None:
-    """Store the reply `run_id` unless the agent did, and free the conversation's slot.
+    """Store the reply `run_id` unless the agent did (`stored`), and free the slot.
 
     With `stale_before`, act only on a run whose heartbeat is older (a dead process's
     run) and answer None when the run is alive or already finished.
@@ -125,22 +156,23 @@ def finish_run(
         or (conversation.active_run_heartbeat and conversation.active_run_heartbeat >= stale_before)
     ):
         return None
-    message = Message.objects.filter(pk=run_id).first()
+    message = stored or Message.objects.filter(pk=run_id).first()
     created = message is None
+    release: tuple[str, ...] = ()
+    if conversation.active_run_id == run_id:
+        conversation.active_run_id = conversation.active_run_heartbeat = None
+        release = ("active_run_id", "active_run_heartbeat")
     if message is None:
-        message = services.append_message(
-            conversation_id=conversation.pk,
+        message = services.insert_message(
+            conversation,
             role=Message.Role.ASSISTANT,
             content=content,
             finish_reason=finish_reason,
             message_id=run_id,
-            announce=False,
-        ).message
-    if conversation.active_run_id == run_id:
-        Conversation.objects.filter(pk=conversation.pk).update(
-            active_run_id=None, active_run_heartbeat=None
+            also_save=release,
         )
-    conversation.refresh_from_db()
+    elif release:
+        conversation.save(update_fields=list(release))
     return Finished(conversation, message, created)
 
 
