@@ -9,7 +9,13 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 import aiosqlite
-from langchain_core.messages import AIMessage, BaseMessage, RemoveMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    RemoveMessage,
+    ToolMessage,
+)
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
@@ -139,6 +145,29 @@ async def read_thread(saver: BaseCheckpointSaver, thread_id: str) -> ThreadMemor
         "calibration": float(values.get("calibration", 1.0)),
         "ledger": dict(values.get("ledger", {})),
     }
+
+
+async def record_exchange(
+    saver: BaseCheckpointSaver,
+    thread_id: str,
+    *,
+    user_message_id: str,
+    user_text: str,
+    reply_id: str,
+    reply_text: str,
+    finish_reason: str,
+) -> None:
+    """Put a user message and its (partial) reply into a thread, once (ids deduplicate).
+
+    A turn saves its checkpoint when it ends; a process that died mid-turn saved
+    nothing, so whoever finishes that turn records what the user said and saw.
+    """
+    messages: list[BaseMessage] = [HumanMessage(id=user_message_id, content=user_text)]
+    if reply_text:
+        metadata = {"finish_reason": finish_reason}
+        messages.append(AIMessage(id=reply_id, content=reply_text, response_metadata=metadata))
+    config = thread_config(thread_id)
+    await get_graph(saver).aupdate_state(config, {"messages": messages}, as_node="agent")
 
 
 async def delete_thread(saver: BaseCheckpointSaver, thread_id: str) -> None:

@@ -22,7 +22,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from agent.config import AgentConfig
@@ -36,7 +36,6 @@ from agent.events import (
 )
 from agent.graph import get_graph, recursion_limit, thread_config
 from agent.llm import get_chat_model, model_label
-from agent.memory import INTERNAL_TAG
 from agent.state import (
     AgentContext,
     ConversationSearch,
@@ -48,7 +47,8 @@ from agent.state import (
 )
 from agent.tokens import estimate_tokens, message_text
 
-STREAM_MODES = ["messages", "updates", "custom"]
+# Reply text arrives on "custom" (the agent node streams it); see agent/nodes/agent.py.
+STREAM_MODES = ["updates", "custom"]
 FINISH_REASONS: dict[str, FinishReason] = {
     "stop": "end_turn",
     "end_turn": "end_turn",
@@ -168,7 +168,7 @@ class Turn:
                 version="v2",
                 # Each step's checkpoint is saved while the next step runs (not before
                 # it starts); the run's exit, a stop included, waits for every save.
-                durability="async" if self._graph.checkpointer else None,
+                durability="exit" if self._graph.checkpointer else None,
             ):
                 queue.put_nowait(part)
         except Exception as exc:  # reported as finish_reason "error", never raised
@@ -201,13 +201,6 @@ class Turn:
 
     def _translate(self, part: dict[str, Any]) -> list[AgentEvent]:
         """Turn one LangGraph stream part into zero or more agent events."""
-        if part["type"] == "messages":
-            chunk, meta = part["data"]
-            internal = INTERNAL_TAG in (meta.get("tags") or [])
-            if isinstance(chunk, AIMessageChunk) and meta.get("langgraph_node") == "agent":
-                text = "" if internal else message_text(chunk)
-                return [self._token(text)] if text else []
-            return []
         if part["type"] == "updates":
             self._absorb(part["data"])
             return []
@@ -233,6 +226,8 @@ class Turn:
     def _progress(self, record: dict[str, Any]) -> list[AgentEvent]:
         """Turn a node's progress record into events and message parts."""
         kind = record.get("kind")
+        if kind == "token":
+            return [self._token(record["text"])] if record["text"] else []
         if kind == "ledger":
             self._ledger = record["ledger"]
         elif kind == "thinking":

@@ -6,6 +6,7 @@ import json
 import math
 import re
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
@@ -35,8 +36,23 @@ def _word_tokens(length: int) -> float:
     return 1.0 if length <= 4 else 1.0 + (length - 4) / 4.0
 
 
+# Instructions, tool schemas and recent messages are estimated again on every turn.
+CACHED_TEXT_MAX_CHARS = 8192
+
+
 def estimate_raw_tokens(text: str) -> float:
     """Return the uncalibrated token estimate of `text` as a float."""
+    if len(text) <= CACHED_TEXT_MAX_CHARS:
+        return _estimate_cached(text)
+    return _estimate(text)
+
+
+@lru_cache(maxsize=4096)
+def _estimate_cached(text: str) -> float:
+    return _estimate(text)
+
+
+def _estimate(text: str) -> float:
     total = 0.0
     for match in _PIECE.finditer(text):
         kind = match.lastgroup

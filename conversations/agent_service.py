@@ -189,6 +189,30 @@ async def aremove_agent_message(*, conversation_id: Any, message_id: Any) -> boo
     return await checkpoint.remove_message(saver, str(conversation_id), str(message_id))
 
 
+def _message_before(message: Message) -> Message | None:
+    return Message.objects.filter(
+        conversation_id=message.conversation_id,
+        sequence_number=message.sequence_number - 1,
+        role=Message.Role.USER,
+    ).first()
+
+
+async def arecord_cut_off_turn(reply: Message) -> None:
+    """Give the agent's memory a turn whose process died: the question and the partial reply."""
+    question = await db_async(_message_before, close_serial=False)(reply)
+    if question is None:
+        return
+    await checkpoint.record_exchange(
+        await aget_checkpointer(),
+        str(reply.conversation_id),
+        user_message_id=str(question.pk),
+        user_text=question.content,
+        reply_id=str(reply.pk),
+        reply_text=reply.content,
+        finish_reason=reply.finish_reason,
+    )
+
+
 async def aread_agent_memory(conversation_id: Any) -> checkpoint.ThreadMemory | None:
     """Return what the agent remembers of a conversation."""
     return await checkpoint.read_thread(await aget_checkpointer(), str(conversation_id))

@@ -2,21 +2,32 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    SystemMessage,
+    ToolMessage,
+    message_chunk_to_message,
+)
+from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
-from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.runtime import Runtime
 
 from agent import prompts
 from agent.memory import conversation_language, format_summaries
 from agent.progress import emit, emit_thinking
 from agent.state import AgentContext, AgentState, add_usage
-from agent.tokens import estimate_message_tokens, estimate_raw_tokens, update_calibration
-from agent.tools import tools_for
+from agent.tokens import (
+    estimate_message_tokens,
+    estimate_raw_tokens,
+    message_text,
+    update_calibration,
+)
+from agent.tools import tool_schemas_json, tools_for
 
 DOCUMENT_CHARS = 1500
 
@@ -75,8 +86,7 @@ def _interrupted_results(pending: dict[str, str]) -> list[BaseMessage]:
 
 def tool_schema_tokens(tools: Sequence[BaseTool]) -> int:
     """Estimate what the tool definitions add to the prompt."""
-    schemas = [convert_to_openai_tool(t) for t in tools]
-    return int(estimate_raw_tokens(json.dumps(schemas))) if schemas else 0
+    return int(estimate_raw_tokens(tool_schemas_json(tools))) if tools else 0
 
 
 def build_ledger(
@@ -109,6 +119,27 @@ def finish_message(response: AIMessage, reply_id: str) -> AIMessage:
     )
 
 
+async def stream_model(model: Runnable[Any, BaseMessage], prompt: list[BaseMessage]) -> AIMessage:
+    """Call the model streaming, emit its text as it arrives, and return the whole message.
+
+    Text leaves through the run's custom stream, so the runner needs no "messages" stream
+    mode, whose per-token callbacks would also carry the internal router and summarizer.
+    """
+    merged: AIMessageChunk | None = None
+    async for chunk in model.astream(prompt):
+        if not isinstance(chunk, AIMessageChunk):
+            continue
+        text = message_text(chunk)
+        if text:
+            emit({"kind": "token", "text": text})
+        merged = chunk if merged is None else merged + chunk
+    if merged is None:
+        return AIMessage(content="")
+    message = message_chunk_to_message(merged)
+    assert isinstance(message, AIMessage)
+    return message
+
+
 async def agent(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
     """Answer, or ask for tools; past the round cap answer without tools."""
     context = runtime.context
@@ -132,7 +163,7 @@ async def agent(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, 
         if final
         else f"calling the model (round {iterations + 1})",
     )
-    response = await model.ainvoke(prompt)
+    response = await stream_model(model, prompt)
     actual = (response.usage_metadata or {}).get("input_tokens") or None
     ledger = {**ledger, "actual_input_tokens": actual}
     update: dict[str, Any] = {

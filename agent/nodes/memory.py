@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from langchain_core.messages import RemoveMessage
-from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.runtime import Runtime
 
 from agent.memory import (
@@ -20,14 +18,14 @@ from agent.nodes.agent import system_prompt
 from agent.progress import emit_thinking
 from agent.state import AgentContext, AgentState, add_usage
 from agent.tokens import estimate_tokens
-from agent.tools import tools_for
+from agent.tools import tool_schemas_json, tools_for
 
 
 def fixed_overhead(state: AgentState, context: AgentContext, language: str) -> int:
     """Estimate what every request carries besides memory: instructions, documents, tools."""
     calibration = state.get("calibration", 1.0)
     prompt = system_prompt([], state.get("documents", []), language, False)
-    schemas = json.dumps([convert_to_openai_tool(t) for t in tools_for(context)])
+    schemas = tool_schemas_json(tools_for(context))
     return estimate_tokens(prompt, calibration) + estimate_tokens(schemas, calibration)
 
 

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
+from functools import lru_cache
+
 from langchain_core.tools import BaseTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from agent.state import AgentContext
 from agent.tools.calculator import calculator
@@ -25,7 +30,7 @@ TOOLS: dict[str, BaseTool] = {
     )
 }
 
-__all__ = ["CONTEXT_KEY", "TOOLS", "tools_for"]
+__all__ = ["CONTEXT_KEY", "TOOLS", "tool_schemas_json", "tools_for"]
 
 
 def tools_for(context: AgentContext) -> list[BaseTool]:
@@ -38,3 +43,17 @@ def tools_for(context: AgentContext) -> list[BaseTool]:
     if context.search_conversations is not None:
         chosen.append(search_conversations)
     return chosen
+
+
+def tool_schemas_json(tools: Sequence[BaseTool]) -> str:
+    """Return the tools' OpenAI schemas as the JSON a request carries (built once per set)."""
+    names = tuple(t.name for t in tools)
+    if all(TOOLS.get(name) is tool for name, tool in zip(names, tools, strict=True)):
+        return _schemas_json(names)
+    return json.dumps([convert_to_openai_tool(t) for t in tools])
+
+
+@lru_cache(maxsize=64)
+def _schemas_json(names: tuple[str, ...]) -> str:
+    # Pydantic builds each schema anew on every call: a few milliseconds per turn.
+    return json.dumps([convert_to_openai_tool(TOOLS[name]) for name in names])

@@ -181,6 +181,10 @@ async def arecover_if_stale(conversation: Conversation) -> bool:
         return False
     await progress.aclear(conversation_id=key, run_id=run_id)
     conversation.active_run_id = conversation.active_run_heartbeat = None
+    try:  # before announcing: a client told the turn ended may ask the agent about it
+        await agent_service.arecord_cut_off_turn(finished.message)
+    except Exception:  # the rows are right; only the agent's memory of this turn is short
+        logger.exception("could not record the interrupted turn %s in memory", run_id)
     _announce_finished(hub, finished, usage=None)
     return True
 

@@ -8,6 +8,7 @@ import pytest
 from channels.db import database_sync_to_async
 from django.utils import timezone
 
+from conversations import agent_service
 from conversations.models import Conversation, Message
 from conversations.realtime import progress, start_reply
 
@@ -92,6 +93,12 @@ async def test_a_dead_processs_reply_is_stored_as_interrupted(alice):
     assert (reply.content, reply.finish_reason) == ("half a rep", "interrupted")
     fresh = await Conversation.objects.aget(pk=conversation.pk)
     assert fresh.active_run_id is None
+    # The dead process saved no checkpoint; the agent still remembers the exchange.
+    memory = await agent_service.aread_agent_memory(conversation.pk)
+    assert [(m["role"], m["content"]) for m in memory["messages"]] == [
+        ("user", "hi"),
+        ("assistant", "half a rep"),
+    ]
     await comm.disconnect()
 
 
