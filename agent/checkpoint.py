@@ -183,22 +183,27 @@ async def copy_thread(
 ) -> ThreadMemory:
     """Start `target` with the memory `source` had right after `up_to_message_id`.
 
-    The snapshot is the newest checkpoint whose last message is that one, so neither
-    its messages nor its summaries know anything said later. Replaces any target state.
-    Raises LookupError when the source thread never held that message.
+    The snapshot is the oldest checkpoint that holds that message, cut right after it.
+    Its summaries fold only messages older than the ones it keeps verbatim, so nothing
+    in it was said later. (Turns checkpoint when they end, so a user message shares its
+    checkpoint with the reply to it.) Replaces any target state. Raises LookupError when
+    the source thread never held that message.
     """
     graph = get_graph(saver)
     chosen: dict[str, Any] | None = None
     async for snapshot in graph.aget_state_history(thread_config(source_thread_id)):
         messages = (snapshot.values or {}).get("messages", [])
-        if messages and messages[-1].id == up_to_message_id:
+        if any(m.id == up_to_message_id for m in messages):
             chosen = snapshot.values
-            break
+        elif chosen is not None:
+            break  # older checkpoints come before the message
     if chosen is None:
         raise LookupError(f"message {up_to_message_id} not found in thread {source_thread_id}")
+    kept = list(chosen["messages"])
+    kept = kept[: next(i for i, m in enumerate(kept) if m.id == up_to_message_id) + 1]
     await saver.adelete_thread(target_thread_id)
     values = {
-        "messages": list(chosen["messages"]),
+        "messages": kept,
         "summaries": list(chosen.get("summaries", [])),
         "calibration": chosen.get("calibration", 1.0),
     }

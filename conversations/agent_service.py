@@ -13,6 +13,7 @@ from typing import Any
 
 from asgiref.sync import async_to_sync, sync_to_async
 from django.conf import settings
+from django.db import transaction
 
 from agent import checkpoint
 from agent.config import AgentConfig
@@ -122,25 +123,36 @@ async def arun_agent_turn(
         raise
     assert finished is not None, "a turn always ends with a finished event"
     message = await astore_reply(conversation.id, finished)
+    await services.aannounce_message(message)
     await on_event(finished)
     # After the reply is out, so the conversation summary never delays it.
     from .summaries import maybe_auto_summarize
 
-    await maybe_auto_summarize(conversation.id)
+    await maybe_auto_summarize(conversation.id, current=message.conversation)
     return message
 
 
+@transaction.atomic
 def store_reply(conversation_id: Any, finished: FinishedEvent) -> Message:
-    """Store the assistant message a finished turn describes (idempotent on its id)."""
+    """Store the assistant message a finished turn describes (idempotent on its id).
+
+    If the reply held the conversation's reply slot (its id is the run's), the slot is
+    freed in the same transaction. The message's `conversation` is the row as written.
+    """
+    conversation = services.lock_conversation(conversation_id)
     existing = Message.objects.filter(pk=finished["message_id"]).first()
     if existing is not None:
         return existing
+    release: tuple[str, ...] = ()
+    if str(conversation.active_run_id) == finished["message_id"]:
+        conversation.active_run_id = conversation.active_run_heartbeat = None
+        release = ("active_run_id", "active_run_heartbeat")
     usage = finished["usage"]
     metadata = {"context": finished["context"], "usage": dict(usage)}
     if finished.get("error"):
         metadata["error"] = finished["error"]
-    return services.append_message(
-        conversation_id=conversation_id,
+    return services.insert_message(
+        conversation,
         role=Message.Role.ASSISTANT,
         content=finished["content"],
         parts=finished["parts"],
@@ -149,7 +161,8 @@ def store_reply(conversation_id: Any, finished: FinishedEvent) -> Message:
         finish_reason=finished["finish_reason"],
         metadata=metadata,
         message_id=finished["message_id"],
-    ).message
+        also_save=release,
+    )
 
 
 astore_reply = db_async(store_reply, close_serial=False)

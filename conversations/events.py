@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
@@ -50,6 +51,25 @@ def send_now(groups: list[str], frame: dict[str, Any]) -> None:
             hub.post_threadsafe(group[len(CONVERSATION_GROUP_PREFIX) :], frame)
         else:
             _group_send(group, {"type": "chat.frame", "frame": frame})
+
+
+async def asend(groups: list[str], frame: dict[str, Any]) -> None:
+    """Send `frame` to the sockets of `groups` from async code (the twin of `send_now`)."""
+    from .realtime.hub import current_hub
+
+    hub = current_hub()
+    if hub is not None and hub.loop is not asyncio.get_running_loop():
+        hub = None
+    layer = get_channel_layer()
+    for group in groups:
+        if hub is not None and group.startswith(CONVERSATION_GROUP_PREFIX):
+            hub.post(group[len(CONVERSATION_GROUP_PREFIX) :], frame)
+        elif layer is not None:
+            try:
+                event = {"type": "chat.frame", "frame": frame, "group": group}
+                await layer.group_send(group, event)
+            except Exception:  # a realtime hiccup must never undo a stored write
+                logger.exception("realtime event to %s failed", group)
 
 
 def send_on_commit(groups: list[str], frame: dict[str, Any]) -> None:

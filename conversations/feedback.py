@@ -13,7 +13,7 @@ from . import agent_service, events
 from .errors import Conflict, Invalid
 from .models import Message, MessageFeedback
 from .selectors import get_message_for_user
-from .services import _announce_conversation, _lock_conversation
+from .services import _announce_conversation, lock_conversation
 
 logger = logging.getLogger(__name__)
 
@@ -69,7 +69,7 @@ def delete_message(*, user: Any, message_id: Any) -> None:
     Locks the conversation row like `append_message`, so counters stay exact.
     """
     message = get_message_for_user(user=user, message_id=message_id)
-    conversation = _lock_conversation(message.conversation_id)
+    conversation = lock_conversation(message.conversation_id)
     seq = message.sequence_number
     message.delete()
     later = conversation.messages.filter(sequence_number__gt=seq)

@@ -61,6 +61,22 @@ def _announce_conversation(conversation: Conversation) -> None:
     )
 
 
+async def aannounce_message(message: Message) -> None:
+    """Tell the conversation's sockets and its owner's lists about a message just stored.
+
+    For writers on the server loop, which already hold the rows: unlike the on-commit
+    announcement of `append_message`, no database thread waits on the channel layer.
+    """
+    conversation = message.conversation
+    await events.asend(
+        [events.conversation_group(conversation.id)],
+        {"type": "message.created", "message": message_to_dict(message)},
+    )
+    frame = {"type": "conversation.updated", "conversation": conversation_to_dict(conversation)}
+    owner = events.user_group(conversation.created_by_id)
+    await events.asend([events.conversation_group(conversation.id), owner], frame)
+
+
 @transaction.atomic
 def create_conversation(
     *,
@@ -180,7 +196,7 @@ def append_message(
     if client_id is not None:
         client_id = _clean_text(client_id, field="client_id", max_length=CLIENT_ID_MAX_LENGTH)
     with transaction.atomic():
-        conversation = _lock_conversation(conversation_id)
+        conversation = lock_conversation(conversation_id)
         if client_id:
             existing = conversation.messages.filter(client_id=client_id).first()
             if existing is not None:
@@ -227,7 +243,7 @@ def insert_message(
     """Store a message with the next sequence number and save the conversation's counters.
 
     The caller has validated the input and holds the conversation's row lock
-    (`_lock_conversation` in a transaction). `also_save` names more conversation fields
+    (`lock_conversation` in a transaction). `also_save` names more conversation fields
     the caller changed, saved in the same UPDATE.
     """
     last = conversation.messages.aggregate(n=Max("sequence_number"))["n"] or 0
@@ -268,7 +284,7 @@ def title_from_text(text: str, *, limit: int = AUTO_TITLE_MAX_LENGTH) -> str:
     return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
 
 
-def _lock_conversation(conversation_id: Any) -> Conversation:
+def lock_conversation(conversation_id: Any) -> Conversation:
     """Lock and return the conversation row; the caller holds a transaction."""
     try:
         return Conversation.objects.select_for_update().get(pk=conversation_id)

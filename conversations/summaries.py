@@ -13,7 +13,7 @@ from django.utils import timezone
 from . import agent_service
 from .errors import Invalid
 from .models import Conversation, Message
-from .services import _announce_conversation, _lock_conversation
+from .services import _announce_conversation, lock_conversation
 
 logger = logging.getLogger(__name__)
 
@@ -54,7 +54,7 @@ def latest_messages(*, conversation_id: Any, limit: int = MAX_MESSAGES_SUMMARIZE
 @transaction.atomic
 def store_summary(*, conversation_id: Any, summary: str) -> Conversation:
     """Save a summary with its time; an active conversation becomes `summarized`."""
-    conversation = _lock_conversation(conversation_id)
+    conversation = lock_conversation(conversation_id)
     conversation.summary = summary.strip()
     conversation.summary_at = timezone.now()
     fields = ["summary", "summary_at", "updated_at"]
@@ -79,10 +79,16 @@ async def asummarize_conversation(
     return await sync_to_async(store_summary)(conversation_id=conversation.id, summary=text)
 
 
+def is_past_auto_summary_thresholds(conversation: Conversation) -> bool:
+    """Say whether a conversation has more messages or tokens than auto-summary waits for."""
+    max_messages, max_tokens, _ = _auto_thresholds()
+    return conversation.message_count > max_messages or conversation.total_tokens_used > max_tokens
+
+
 def needs_auto_summary(conversation: Conversation) -> bool:
     """Say whether a conversation is past the automatic-summary thresholds and stale."""
-    max_messages, max_tokens, every = _auto_thresholds()
-    if conversation.message_count <= max_messages and conversation.total_tokens_used <= max_tokens:
+    _, _, every = _auto_thresholds()
+    if not is_past_auto_summary_thresholds(conversation):
         return False
     if conversation.summary_at is None:
         return True
@@ -97,12 +103,17 @@ def _load_if_due(conversation_id: Any) -> Conversation | None:
     return conversation
 
 
-async def maybe_auto_summarize(conversation_id: Any) -> Conversation | None:
+async def maybe_auto_summarize(
+    conversation_id: Any, *, current: Conversation | None = None
+) -> Conversation | None:
     """Summarize a conversation past 50 messages or 10,000 tokens; call after each reply.
 
     Re-summarizes once enough new messages arrived since the last summary. Never raises:
-    a failed summary is logged and retried after the next reply.
+    a failed summary is logged and retried after the next reply. `current`, the row as
+    the caller just wrote it, spares a query while the conversation is still short.
     """
+    if current is not None and not is_past_auto_summary_thresholds(current):
+        return None
     conversation = await sync_to_async(_load_if_due)(conversation_id)
     if conversation is None:
         return None

@@ -32,7 +32,7 @@ from .ratelimit import acheck_rate
 logger = logging.getLogger(__name__)
 
 _get_conversation = db_async(get_conversation_for_user, close_serial=False)
-_claim_reply = db_async(runs.claim_reply)
+_claim_reply = db_async(runs.claim_reply, close_serial=False)
 _load_sync = db_async(runs.load_sync)
 _finish_run_row = db_async(runs.finish_run)
 _beat_row = db_async(runs.beat)
@@ -283,13 +283,17 @@ async def _finish_run(
     """Store the reply unless the agent did, free the slot, announce, and resolve waiters."""
     key, message = handle.conversation_id, None
     try:
-        finished = await _finish_run_row(
-            conversation_id=key,
-            run_id=handle.run_id,
-            content=coalescer.text,
-            finish_reason=finish_reason,
-            stored=stored,
-        )
+        if stored is not None and stored.conversation.active_run_id is None:
+            # The agent stored the reply and freed the slot in one transaction.
+            finished = runs.Finished(stored.conversation, stored, False)
+        else:
+            finished = await _finish_run_row(
+                conversation_id=key,
+                run_id=handle.run_id,
+                content=coalescer.text,
+                finish_reason=finish_reason,
+                stored=stored,
+            )
         await progress.aclear(conversation_id=key, run_id=handle.run_id)
         if finished is not None:
             message = finished.message
