@@ -4,6 +4,10 @@ No agent, no database, no channel layer: `message.send` opens a stream to the
 OpenAI-compatible server at RELAY_LLM_URL and sends its text as `token` frames,
 coalesced the same way (first at once, then every CHAT_STREAM_COALESCE_MS).
 
+RELAY_CLIENT chooses how the relay reads the model: `httpx` (default: raw SSE lines,
+the cheapest possible relay) or `langchain` (`ChatOpenAI.astream`, the client SPEC's
+stack prescribes), so the benchmark can tell the client's cost from the app's own.
+
     RELAY_LLM_URL=http://127.0.0.1:PORT/v1 daphne -p PORT bench.stream_relay:application
 """
 
@@ -22,10 +26,13 @@ import httpx  # noqa: E402
 from channels.generic.websocket import AsyncWebsocketConsumer  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.urls import re_path  # noqa: E402
+from langchain_openai import ChatOpenAI  # noqa: E402 (imported here: it takes a second)
 
 LLM_URL = os.environ.get("RELAY_LLM_URL", "http://127.0.0.1:8001/v1")
+CLIENT = os.environ.get("RELAY_CLIENT", "httpx")
 WINDOW = int(os.environ.get("CHAT_STREAM_COALESCE_MS", 40)) / 1000
 _client: httpx.AsyncClient | None = None
+_model = None
 
 
 def _http() -> httpx.AsyncClient:
@@ -33,6 +40,34 @@ def _http() -> httpx.AsyncClient:
     if _client is None:
         _client = httpx.AsyncClient(timeout=60, limits=httpx.Limits(max_connections=1000))
     return _client
+
+
+def _chat_model():
+    global _model
+    if _model is None:
+        _model = ChatOpenAI(
+            model="bench",
+            api_key="sk-bench",
+            base_url=LLM_URL,
+            stream_usage=True,
+            http_async_client=_http(),
+        )
+    return _model
+
+
+async def _texts_httpx(content: str):
+    body = {"model": "bench", "stream": True, "messages": [{"role": "user", "content": content}]}
+    async with _http().stream("POST", f"{LLM_URL}/chat/completions", json=body) as response:
+        async for line in response.aiter_lines():
+            if not line.startswith("data: ") or line == "data: [DONE]":
+                continue
+            choices = json.loads(line[6:]).get("choices") or [{}]
+            yield choices[0].get("delta", {}).get("content") or ""
+
+
+async def _texts_langchain(content: str):
+    async for chunk in _chat_model().astream(content):
+        yield chunk.content if isinstance(chunk.content, str) else ""
 
 
 class RelayConsumer(AsyncWebsocketConsumer):
@@ -52,22 +87,14 @@ class RelayConsumer(AsyncWebsocketConsumer):
             task.add_done_callback(self.tasks.discard)
 
     async def relay(self, content: str) -> None:
-        body = {
-            "model": "bench",
-            "stream": True,
-            "messages": [{"role": "user", "content": content}],
-        }
         sent, buffer, last = 0, "", 0.0
         loop = asyncio.get_running_loop()
-        async with _http().stream("POST", f"{LLM_URL}/chat/completions", json=body) as response:
-            async for line in response.aiter_lines():
-                if not line.startswith("data: ") or line == "data: [DONE]":
-                    continue
-                choices = json.loads(line[6:]).get("choices") or [{}]
-                buffer += choices[0].get("delta", {}).get("content") or ""
-                if buffer and (sent == 0 or loop.time() - last >= WINDOW):
-                    await self.send_token(sent, buffer)
-                    sent, buffer, last = sent + len(buffer), "", loop.time()
+        texts = _texts_langchain if CLIENT == "langchain" else _texts_httpx
+        async for text in texts(content):
+            buffer += text
+            if buffer and (sent == 0 or loop.time() - last >= WINDOW):
+                await self.send_token(sent, buffer)
+                sent, buffer, last = sent + len(buffer), "", loop.time()
         if buffer:
             await self.send_token(sent, buffer)
         await self.send(text_data=json.dumps({"type": "generation.finished"}))
