@@ -142,6 +142,7 @@ def store_reply(conversation_id: Any, finished: FinishedEvent) -> Message:
     conversation = services.lock_conversation(conversation_id)
     existing = Message.objects.filter(pk=finished["message_id"]).first()
     if existing is not None:
+        existing.conversation = conversation
         return existing
     release: tuple[str, ...] = ()
     if str(conversation.active_run_id) == finished["message_id"]:

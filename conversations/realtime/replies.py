@@ -193,12 +193,15 @@ def _conversation_frame(conversation: Conversation) -> dict[str, Any]:
     return {"type": "conversation.updated", "conversation": conversation_to_dict(conversation)}
 
 
-def _announce_finished(hub: Hub, finished: runs.Finished, *, usage: Usage | None) -> None:
+def _announce_finished(
+    hub: Hub, finished: runs.Finished, *, usage: Usage | None, stored_announced: bool = False
+) -> None:
     message = finished.message
     key = str(message.conversation_id)
     as_dict = message_to_dict(message)
-    hub.post(key, {"type": "message.created", "message": as_dict})
-    hub.post(key, _conversation_frame(finished.conversation))
+    if not stored_announced:
+        hub.post(key, {"type": "message.created", "message": as_dict})
+        hub.post(key, _conversation_frame(finished.conversation))
     hub.post(  # last, so a client can treat it as the end of the run's frames
         key,
         {
@@ -282,9 +285,10 @@ async def _finish_run(
 ) -> None:
     """Store the reply unless the agent did, free the slot, announce, and resolve waiters."""
     key, message = handle.conversation_id, None
+    # The agent stored, announced and freed the slot in one go (agent_service.store_reply).
+    done_by_agent = stored is not None and stored.conversation.active_run_id is None
     try:
-        if stored is not None and stored.conversation.active_run_id is None:
-            # The agent stored the reply and freed the slot in one transaction.
+        if stored is not None and done_by_agent:
             finished = runs.Finished(stored.conversation, stored, False)
         else:
             finished = await _finish_run_row(
@@ -297,7 +301,7 @@ async def _finish_run(
         await progress.aclear(conversation_id=key, run_id=handle.run_id)
         if finished is not None:
             message = finished.message
-            _announce_finished(hub, finished, usage=usage)
+            _announce_finished(hub, finished, usage=usage, stored_announced=done_by_agent)
     except NotFound:  # the conversation was deleted meanwhile
         await progress.aclear(conversation_id=key, run_id=handle.run_id)
     except Exception:
