@@ -74,8 +74,9 @@ class Command(BaseCommand):
                 self._create_conversations(user)
         self.stdout.write(
             self.style.SUCCESS(
-                f"Demo login: username '{DEMO_USERNAME}', password '{password}'"
-                " at http://127.0.0.1:8000/accounts/login/"
+                f"Demo login: username '{DEMO_USERNAME}', password '{password}' at "
+                f"http://{os.environ.get('HOST', '127.0.0.1')}:{os.environ.get('PORT', '8000')}"
+                "/accounts/login/"
             )
         )
 
