@@ -91,7 +91,8 @@ async def arun_agent_turn(
     """Run one agent turn answering `user_message`; store and return the assistant message.
 
     Every agent event is awaited through `on_event` as it happens (thinking, token,
-    sources, and finished once the reply is stored). If the task running this is
+    sources, and finished once the reply is stored; the stored reply is announced to
+    the conversation's sockets right after `finished`). If the task running this is
     cancelled, the partial reply is stored with finish_reason "stopped" before
     CancelledError propagates.
     """
@@ -123,8 +124,8 @@ async def arun_agent_turn(
         raise
     assert finished is not None, "a turn always ends with a finished event"
     message = await astore_reply(conversation.id, finished)
+    await on_event(finished)  # first: a streaming caller sends the text it still holds
     await services.aannounce_message(message)
-    await on_event(finished)
     # After the reply is out, so the conversation summary never delays it.
     from .summaries import maybe_auto_summarize
 

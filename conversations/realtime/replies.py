@@ -271,6 +271,7 @@ def _event_handler(coalescer: Coalescer, outcome: dict[str, Any]) -> agent_servi
             coalescer.post({"type": "sources", "run_id": run_id, "items": event["items"]})
         elif kind == "finished":
             outcome["usage"] = event.get("usage")
+            coalescer.flush()  # the last chunk goes out before the stored reply is announced
 
     return on_event
 

@@ -42,6 +42,9 @@ async def test_real_agent_streams_a_stored_reply(alice):
     assert finished["finish_reason"] == "end_turn"
     created = [f["message"]["id"] for f in frames if f["type"] == "message.created"]
     assert len(created) == len(set(created)) == 2  # each message announced once
+    kinds = [f["type"] for f in frames]
+    after_text = kinds[max(i for i, kind in enumerate(kinds) if kind == "token") + 1 :]
+    assert after_text == ["message.created", "conversation.updated", "generation.finished"]
     updates = [f["conversation"] for f in frames if f["type"] == "conversation.updated"]
     assert updates[-1]["message_count"] == 2  # the counters include the reply
     assert [f["message_count"] for f in updates].count(2) == 1  # and say so once
