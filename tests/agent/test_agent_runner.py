@@ -126,6 +126,11 @@ async def test_stop_keeps_the_partial_reply_in_memory(online_config, saver, fake
     assert finished["content"] == streamed and 40 <= len(streamed) < len(LONG)
     memory = await read_thread(saver, thread)
     assert memory["messages"][-1] == {"id": reply_id, "role": "assistant", "content": streamed}
+    # The turn checkpoints when it ends: a stop still saves what the user asked.
+    assert (memory["messages"][-2]["role"], memory["messages"][-2]["content"]) == (
+        "user",
+        "tell me a story",
+    )
     await run_one(online_config, saver, thread, "go on")
     sent = fake_openai.requests[-1]["messages"]
     assert {"role": "assistant", "content": streamed} in [
