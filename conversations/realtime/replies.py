@@ -91,15 +91,23 @@ async def start_reply(
     client_id = clean_client_id(client_id)
     await acheck_rate(user_id=user.pk)
     hub = get_hub()
-    claim_args = {"conversation_id": conversation_id, "user": user, "content": content}
-    claim_args["client_id"] = client_id
+
+    async def claim_slot() -> runs.Claim:
+        return await _claim_reply(
+            conversation_id=conversation_id,
+            user=user,
+            content=content,
+            client_id=client_id,
+            run_id=uuid.uuid4(),
+        )
+
     try:
-        claim = await _claim_reply(**claim_args, run_id=uuid.uuid4())
+        claim = await claim_slot()
     except runs.Busy as busy:
         # The running reply may belong to a process that died: finish it, then go on.
         if not await arecover_if_stale(busy.conversation):
             raise
-        claim = await _claim_reply(**claim_args, run_id=uuid.uuid4())
+        claim = await claim_slot()
     if not claim.created:
         return _repeated(hub, claim)
     key, run_id = str(claim.conversation.pk), claim.run_id
@@ -287,7 +295,11 @@ async def _finish_run(
     """Store the reply unless the agent did, free the slot, announce, and resolve waiters."""
     key, message = handle.conversation_id, None
     # The agent stored, announced and freed the slot in one go (agent_service.store_reply).
-    done_by_agent = stored is not None and stored.conversation.active_run_id is None
+    done_by_agent = (
+        stored is not None
+        and Message.conversation.is_cached(stored)
+        and stored.conversation.active_run_id is None
+    )
     try:
         if stored is not None and done_by_agent:
             finished = runs.Finished(stored.conversation, stored, False)

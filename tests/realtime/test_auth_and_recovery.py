@@ -9,6 +9,7 @@ from channels.db import database_sync_to_async
 from django.utils import timezone
 
 from conversations import agent_service
+from conversations.errors import Conflict
 from conversations.models import Conversation, Message
 from conversations.realtime import progress, start_reply
 
@@ -123,3 +124,35 @@ async def test_start_reply_returns_the_stored_assistant_message(alice, fake_agen
     )
     assert not again.created and again.user_message.pk == started.user_message.pk
     assert (await again.assistant_message()).pk == reply.pk
+
+
+async def test_a_message_after_a_dead_processs_reply_starts_a_new_one(alice, fake_agent):
+    conversation = await make_conversation(alice)
+    run_id = "22222222-3333-4444-5555-666666666666"
+    await database_sync_to_async(_fake_dead_run)(conversation, run_id)
+    started = await start_reply(user=alice, conversation_id=conversation.id, content="again")
+    reply = await started.assistant_message()
+    assert reply.finish_reason == "end_turn"
+    dead = await Message.objects.aget(pk=run_id)
+    assert dead.finish_reason == "interrupted"
+    roles = [m.role async for m in Message.objects.filter(conversation=conversation)]
+    assert roles == ["user", "assistant", "user", "assistant"]  # nothing the user wrote lost
+
+
+async def test_a_message_while_a_live_reply_runs_is_busy_and_stores_nothing(alice):
+    conversation = await make_conversation(alice)
+    await database_sync_to_async(_fake_live_run)(conversation)
+    with pytest.raises(Conflict) as raised:
+        await start_reply(user=alice, conversation_id=conversation.id, content="again")
+    assert raised.value.code == "busy"
+    assert await Message.objects.filter(conversation=conversation).acount() == 1
+
+
+def _fake_live_run(conversation):
+    from conversations import services
+
+    services.append_message(conversation_id=conversation.pk, role="user", content="hi")
+    Conversation.objects.filter(pk=conversation.pk).update(
+        active_run_id="33333333-4444-5555-6666-777777777777",
+        active_run_heartbeat=timezone.now(),
+    )
