@@ -50,13 +50,6 @@ class Finished:
     created: bool  # False when the agent had already stored it
 
 
-def _lock(conversation_id: Any) -> Conversation:
-    try:
-        return Conversation.objects.select_for_update().get(pk=conversation_id)
-    except (Conversation.DoesNotExist, ValueError):
-        raise NotFound("Conversation not found.") from None
-
-
 def _lock_owned(conversation_id: Any, user: Any) -> Conversation:
     """Lock the user's conversation, annotated with `owner_has_documents`, or raise NotFound.
 
@@ -150,7 +143,7 @@ def finish_run(
     With `stale_before`, act only on a run whose heartbeat is older (a dead process's
     run) and answer None when the run is alive or already finished.
     """
-    conversation = _lock(conversation_id)
+    conversation = services.lock_conversation(conversation_id)
     if stale_before is not None and (
         conversation.active_run_id != run_id
         or (conversation.active_run_heartbeat and conversation.active_run_heartbeat >= stale_before)
