@@ -10,9 +10,11 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.db import transaction
+from django.http import HttpRequest
 from django.utils import timezone
+from ninja.security import HttpBearer
 
-from conversations.errors import Invalid, NotFound
+from core.errors import Invalid, NotFound
 
 from .models import ApiToken
 
@@ -81,6 +83,12 @@ def parse_bearer(header: str | bytes | None) -> str | None:
 
 def authenticate_bearer(header: str | bytes | None) -> Any | None:
     """Return the active user a Bearer header names, or None; note when it was used."""
+    token = authenticate_token(header)
+    return token.owner if token is not None else None
+
+
+def authenticate_token(header: str | bytes | None) -> ApiToken | None:
+    """Return the live token (with its active owner) a Bearer header names, or None."""
     secret = parse_bearer(header)
     if not secret or not secret.startswith(TOKEN_PREFIX):
         return None
@@ -97,7 +105,22 @@ def authenticate_bearer(header: str | bytes | None) -> Any | None:
     now = timezone.now()
     if token.last_used_at is None or now - token.last_used_at > LAST_USED_RESOLUTION:
         ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
-    return token.owner
+    return token
+
+
+def live_token_ids(token_ids: set[int]) -> set[int]:
+    """Return which of `token_ids` are still valid (not revoked, owner active)."""
+    rows = ApiToken.objects.filter(
+        pk__in=token_ids, revoked_at__isnull=True, owner__is_active=True
+    ).values_list("pk", flat=True)
+    return set(rows)
 
 
 aauthenticate_bearer = sync_to_async(authenticate_bearer)
+
+
+class BearerAuth(HttpBearer):
+    """`Authorization: Bearer <token>` with an API token (no CSRF: no cookie involved)."""
+
+    def authenticate(self, request: HttpRequest, token: str) -> Any | None:
+        return authenticate_bearer(f"Bearer {token}")

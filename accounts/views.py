@@ -10,7 +10,7 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
-from conversations.errors import ServiceError
+from core.errors import ServiceError
 
 from .forms import ApiTokenForm, SignupForm
 from .tokens import create_api_token, list_api_tokens, revoke_api_token

@@ -112,6 +112,7 @@ class Turn:
         self._final: AIMessage | None = None
         self._error: BaseException | None = None
         self._stop_requested = False
+        self._discarded = False
         self._task: asyncio.Task[None] | None = None
 
     @property
@@ -124,6 +125,10 @@ class Turn:
         self._stop_requested = True
         if self._task is not None and not self._task.done():
             self._task.cancel()
+
+    def discard(self) -> None:
+        """Keep nothing of this turn in the thread when it ends (its conversation is gone)."""
+        self._discarded = True
 
     async def events(self) -> AsyncIterator[AgentEvent]:
         """Yield this turn's events; the last one is always `finished`."""
@@ -252,7 +257,7 @@ class Turn:
     async def _conclude(self, reason: FinishReason) -> FinishedEvent:
         """Store a partial reply if needed and build the one finished event."""
         content = self.text
-        if reason in ("stopped", "error") and content:
+        if reason in ("stopped", "error") and content and not self._discarded:
             await asyncio.shield(self._store_partial(content, reason))
         usage = {
             "input_tokens": self._usage["input_tokens"],

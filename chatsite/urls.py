@@ -7,7 +7,7 @@ from django.urls import include, path
 from django.views.i18n import JavaScriptCatalog, set_language
 
 from accounts import views as account_views
-from conversations import api as conversations_api
+from chatsite import api as site_api
 from conversations import views as conversation_views
 
 urlpatterns = [
@@ -47,5 +47,5 @@ urlpatterns = [
         name="javascript-catalog",
     ),
     path("admin/", admin.site.urls),
-    path("api/v1/", conversations_api.get_urls()),
+    path("api/v1/", site_api.get_urls()),
 ]

@@ -47,8 +47,7 @@ class ConversationAdmin(admin.ModelAdmin):
         "parent_conversation",
         "forked_from_message",
         "summary_at",
-        "active_run_id",
-        "active_run_heartbeat",
+        "last_sequence_number",
     )
     raw_id_fields = ("project",)
     inlines = (MessageInline,)

@@ -1,34 +1,31 @@
-"""Run the agent for a conversation: rows in, events out, the reply stored as a row.
+"""The adapter between rows and the agent: build a turn, map its ending, manage threads.
 
 The agent package never sees Django; this module turns `Message` rows into the agent's
-inputs and the agent's events into rows, counters and the context ledger.
+inputs and a finished turn into the fields of the reply's row (content, parts, context
+ledger). It writes no rows and announces nothing: the reply orchestrator
+(conversations/replies/) stores and announces what a turn produced.
 """
 
 from __future__ import annotations
 
-import asyncio
 import uuid
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from asgiref.sync import async_to_sync, sync_to_async
 from django.conf import settings
-from django.db import transaction
 
 from agent import checkpoint
 from agent.config import AgentConfig
 from agent.digest import Digest, summarize_conversation
-from agent.events import AgentEvent, FinishedEvent
+from agent.events import FinishedEvent
 from agent.runner import Turn
 from agent.tokens import estimate_tokens
+from core.db_async import db_async
 from knowledge.retrieval import aretrieve
 from knowledge.selectors import aget_document_section, user_has_documents
 
-from . import services
-from .db_async import db_async
 from .models import Conversation, Message
 
-EventCallback = Callable[[AgentEvent], Awaitable[None]]
 SEARCH_RESULT_LIMIT = 5
 
 
@@ -81,24 +78,13 @@ def _knowledge_for(user_id: int):
     return retriever, section_lookup
 
 
-async def arun_agent_turn(
-    *,
-    conversation: Conversation,
-    user_message: Message,
-    reply_id: uuid.UUID,
-    on_event: EventCallback,
-) -> Message:
-    """Run one agent turn answering `user_message`; store and return the assistant message.
-
-    Every agent event is awaited through `on_event` as it happens (thinking, token,
-    sources, and finished once the reply is stored; the stored reply is announced to
-    the conversation's sockets right after `finished`). If the task running this is
-    cancelled, the partial reply is stored with finish_reason "stopped" before
-    CancelledError propagates.
-    """
+async def astart_turn(
+    *, conversation: Conversation, user_message: Message, reply_id: uuid.UUID
+) -> Turn:
+    """Return the agent turn answering `user_message` (iterate `turn.events()` to run it)."""
     owner_id = conversation.created_by_id
     retriever, section_lookup = _knowledge_for(owner_id)
-    turn = Turn(
+    return Turn(
         config=build_agent_config(),
         checkpointer=await aget_checkpointer(),
         thread_id=str(conversation.id),
@@ -110,64 +96,24 @@ async def arun_agent_turn(
         section_lookup=section_lookup,
         search_conversations=_search_other_conversations(owner_id, conversation.id),
     )
-    finished: FinishedEvent | None = None
-    try:
-        async for event in turn.events():
-            if event["type"] == "finished":
-                finished = event
-            else:
-                await on_event(event)
-    except asyncio.CancelledError:
-        if turn.finished is not None:
-            # Shielded: a second cancel must not lose what the user already saw.
-            await asyncio.shield(astore_reply(conversation.id, turn.finished))
-        raise
-    assert finished is not None, "a turn always ends with a finished event"
-    message = await astore_reply(conversation.id, finished)
-    await on_event(finished)  # first: a streaming caller sends the text it still holds
-    await services.aannounce_message(message)
-    # After the reply is out, so the conversation summary never delays it.
-    from .summaries import maybe_auto_summarize
-
-    await maybe_auto_summarize(conversation.id, current=message.conversation)
-    return message
 
 
-@transaction.atomic
-def store_reply(conversation_id: Any, finished: FinishedEvent) -> Message:
-    """Store the assistant message a finished turn describes (idempotent on its id).
-
-    If the reply held the conversation's reply slot (its id is the run's), the slot is
-    freed in the same transaction. The message's `conversation` is the row as written.
-    """
-    conversation = services.lock_conversation(conversation_id)
-    existing = Message.objects.filter(pk=finished["message_id"]).first()
-    if existing is not None:
-        existing.conversation = conversation
-        return existing
-    release: tuple[str, ...] = ()
-    if str(conversation.active_run_id) == finished["message_id"]:
-        conversation.active_run_id = conversation.active_run_heartbeat = None
-        release = ("active_run_id", "active_run_heartbeat")
+def reply_fields(finished: FinishedEvent) -> dict[str, Any]:
+    """Return the assistant message's fields for a finished turn (the ledger included)."""
     usage = finished["usage"]
-    metadata = {"context": finished["context"], "usage": dict(usage)}
+    metadata: dict[str, Any] = {"context": finished["context"], "usage": dict(usage)}
     if finished.get("error"):
         metadata["error"] = finished["error"]
-    return services.insert_message(
-        conversation,
-        role=Message.Role.ASSISTANT,
-        content=finished["content"],
-        parts=finished["parts"],
-        model=finished["model"],
-        tokens_used=usage.get("output_tokens") or estimate_tokens(finished["content"]),
-        finish_reason=finished["finish_reason"],
-        metadata=metadata,
-        message_id=finished["message_id"],
-        also_save=release,
-    )
+    return {
+        "content": finished["content"],
+        "finish_reason": finished["finish_reason"],
+        "parts": finished["parts"],
+        "model": finished["model"],
+        "tokens_used": usage.get("output_tokens") or estimate_tokens(finished["content"]),
+        "metadata": metadata,
+    }
 
 
-astore_reply = db_async(store_reply, close_serial=False)
 _has_documents = db_async(user_has_documents, close_serial=False)
 
 
@@ -204,19 +150,8 @@ async def aremove_agent_message(*, conversation_id: Any, message_id: Any) -> boo
     return await checkpoint.remove_message(saver, str(conversation_id), str(message_id))
 
 
-def _message_before(message: Message) -> Message | None:
-    return Message.objects.filter(
-        conversation_id=message.conversation_id,
-        sequence_number=message.sequence_number - 1,
-        role=Message.Role.USER,
-    ).first()
-
-
-async def arecord_cut_off_turn(reply: Message) -> None:
+async def arecord_cut_off_turn(*, question: Message, reply: Message) -> None:
     """Give the agent's memory a turn whose process died: the question and the partial reply."""
-    question = await db_async(_message_before, close_serial=False)(reply)
-    if question is None:
-        return
     await checkpoint.record_exchange(
         await aget_checkpointer(),
         str(reply.conversation_id),

@@ -9,10 +9,12 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from core.errors import Invalid, NotFound
+from core.ids import parse_uuid
+
 from . import services
-from .errors import Invalid, NotFound
 from .models import Conversation
-from .selectors import parse_uuid
+from .selectors import owned_by
 
 MAX_SELECTED = 500
 
@@ -26,7 +28,7 @@ def get_selected_conversations(*, user: Any, ids: list[Any]) -> list[Conversatio
     pks = {parse_uuid(value) for value in ids}
     if None in pks:
         raise NotFound("Conversation not found.")
-    rows = list(Conversation.objects.filter(created_by=user, pk__in=pks).order_by("-updated_at"))
+    rows = list(owned_by(user).filter(pk__in=pks).order_by("-updated_at"))
     if len(rows) != len(pks):
         raise NotFound("Conversation not found.")
     return rows

@@ -12,13 +12,20 @@ from typing import Any
 
 from channels.generic.websocket import AsyncWebsocketConsumer
 
-from .errors import NotFound, RateLimited, ServiceError
-from .events import user_group
-from .realtime import start_reply, stop_reply, sync_state
-from .realtime.frames import ErrorCode, dumps, error_frame
+from accounts.tokens import live_token_ids
+from core.db_async import db_async
+from core.errors import NotFound, RateLimited, ServiceError
+from core.groups import user_group
+
+from . import events
+from .realtime.frames import ErrorCode, dumps
 from .realtime.hub import get_hub
-from .realtime.replies import arecover_if_stale
+from .replies import start_reply, stop_reply, sync_state
+from .replies.orchestrator import arecover_if_stale
+from .replies.watchdog import ensure_watchdog
 from .selectors import aget_conversation_for_user
+
+_live_tokens = db_async(live_token_ids)
 
 CLOSE_NOT_LOGGED_IN = 4401
 CLOSE_NOT_FOUND = 4404
@@ -29,6 +36,7 @@ class ConversationConsumer(AsyncWebsocketConsumer):
     """One client's socket on one conversation."""
 
     conversation_id: str | None = None
+    token_id: int | None = None
     is_closed = False
 
     # --- socket handlers ---------------------------------------------------------------
@@ -49,9 +57,13 @@ class ConversationConsumer(AsyncWebsocketConsumer):
             await self.close_with(CLOSE_NOT_FOUND)
             return
         self.user = user
+        # A socket opened with an API token closes (4401) once that token is revoked.
+        self.token_id = self.scope.get("token_id")
         self.conversation_id = str(conversation.pk)
-        await get_hub().join(self.conversation_id, self)
-        await arecover_if_stale(conversation)
+        hub = get_hub()
+        await hub.join(self.conversation_id, self)
+        ensure_watchdog(hub)
+        await arecover_if_stale(conversation)  # opening a conversation shows a dead reply ended
 
     async def disconnect(self, code: int) -> None:
         """Leave the fan-out; a running reply goes on without this socket."""
@@ -74,15 +86,17 @@ class ConversationConsumer(AsyncWebsocketConsumer):
         if not isinstance(frame, dict):
             await self.send_error("invalid", "A frame is a JSON object with a `type`.")
             return
-        command = self.commands.get(frame.get("type"))
+        kind = frame.get("type")
+        command = self.commands.get(kind) if isinstance(kind, str) else None
         if command is None:
-            await self.send_error("invalid", f"Unknown frame type: {frame.get('type')!r}.")
+            await self.send_error("invalid", f"Unknown frame type: {str(kind)[:40]!r}.")
             return
         try:
             await command(self, frame)
         except RateLimited as exc:
-            frame = error_frame("rate_limited", exc.message, retry_after=exc.retry_after)
-            await self.send_frame(frame)
+            await self.send_frame(
+                events.error("rate_limited", exc.message, retry_after=exc.retry_after)
+            )
         except ServiceError as exc:
             code = exc.code if exc.code in ERROR_CODES else "invalid"
             await self.send_error(code, exc.message)  # type: ignore[arg-type]
@@ -92,6 +106,8 @@ class ConversationConsumer(AsyncWebsocketConsumer):
         """`message.send`: store the message and start the reply."""
         if "content" not in frame:
             await self.send_error("invalid", "message.send needs `content`.")
+            return
+        if not await self.still_authorized():
             return
         await start_reply(
             user=self.user,
@@ -116,7 +132,7 @@ class ConversationConsumer(AsyncWebsocketConsumer):
 
     async def ping(self, frame: dict[str, Any]) -> None:
         """`ping`: answer `pong`."""
-        await self.send_frame({"type": "pong"})
+        await self.send_frame(events.pong())
 
     commands: dict[str, Callable[[Any, dict[str, Any]], Awaitable[None]]] = {
         "message.send": send_message,
@@ -124,6 +140,13 @@ class ConversationConsumer(AsyncWebsocketConsumer):
         "sync": sync,
         "ping": ping,
     }
+
+    async def still_authorized(self) -> bool:
+        """Say whether the socket's API token still holds; close it (4401) if not."""
+        if self.token_id is None or self.token_id in await _live_tokens({self.token_id}):
+            return True
+        await self.close_with(CLOSE_NOT_LOGGED_IN)
+        return False
 
     # --- sending -------------------------------------------------------------------------
     async def deliver(self, text: str, frame_type: str) -> None:
@@ -141,7 +164,7 @@ class ConversationConsumer(AsyncWebsocketConsumer):
 
     async def send_error(self, code: ErrorCode, detail: str) -> None:
         """Send an `error` frame to this socket only."""
-        await self.send_frame(error_frame(code, detail))
+        await self.send_frame(events.error(code, detail))
 
     async def close_with(self, code: int) -> None:
         """Close the socket with an application close code."""
@@ -177,11 +200,12 @@ class UserConsumer(AsyncWebsocketConsumer):
         except ValueError:
             frame = None
         if isinstance(frame, dict) and frame.get("type") == "ping":
-            await self.send(text_data=dumps({"type": "pong"}))
+            await self.send(text_data=dumps(events.pong()))
         else:
-            await self.send(text_data=dumps(error_frame("invalid", "Only `ping` is accepted.")))
+            await self.send(text_data=dumps(events.error("invalid", "Only `ping` is accepted.")))
 
     # --- channel-layer handlers ------------------------------------------------------------
-    async def chat_frame(self, event: dict[str, Any]) -> None:
-        """Forward one list event to the tab."""
-        await self.send(text_data=dumps(event["frame"]))
+    async def chat_frames(self, event: dict[str, Any]) -> None:
+        """Forward list events to the tab."""
+        for frame in event["frames"]:
+            await self.send(text_data=dumps(frame))

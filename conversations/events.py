@@ -1,77 +1,187 @@
-"""Realtime fan-out: every event leaves from here, after the transaction commits."""
+"""Every realtime frame the server sends is built here, and leaves through here.
+
+Builders are pure and typed (the TypedDicts of realtime/frames.py, one per frame type in
+docs/websocket-protocol.md). Senders:
+
+- `send_on_commit(frame, ...)` from sync services, inside their transaction: the frame
+  leaves once the transaction commits (Zulip's `send_event_on_commit`), never for a
+  write that rolled back;
+- `publish(frame, ...)` from the server loop, by a caller whose writes are committed
+  (the reply orchestrator, after its transaction returned);
+- `reply(...)` for the socket that asked (error, pong, sync.state).
+
+Conversation frames go through this process's hub (local sockets first, then one
+publish for other processes); user-group frames (list pages) through the channel layer.
+"""
 
 from __future__ import annotations
 
-import asyncio
 import logging
+from collections.abc import Iterable
 from typing import Any
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.db import transaction
 
+from core.groups import conversation_group, user_group
+
+from .models import Conversation, Message
+from .realtime import progress
+from .realtime.frames import (
+    ConversationDeletedFrame,
+    ConversationUpdatedFrame,
+    ErrorCode,
+    ErrorFrame,
+    Generation,
+    GenerationFinishedFrame,
+    GenerationStartedFrame,
+    MessageCreatedFrame,
+    MessageDeletedFrame,
+    PongFrame,
+    SourcesFrame,
+    SyncStateFrame,
+    ThinkingFrame,
+    TokenFrame,
+    Usage,
+)
+from .realtime.hub import current_hub, get_hub
+from .serializers import conversation_to_dict, message_to_dict
+
 logger = logging.getLogger(__name__)
 
 
-CONVERSATION_GROUP_PREFIX = "conv."
+# --- builders -------------------------------------------------------------------------
+def message_created(message: Message) -> MessageCreatedFrame:
+    """A message was stored."""
+    return {"type": "message.created", "message": message_to_dict(message)}
 
 
-def conversation_group(conversation_id: Any) -> str:
-    """Name the channel-layer group of one conversation's sockets."""
-    return f"{CONVERSATION_GROUP_PREFIX}{conversation_id}"
+def message_deleted(
+    *, message_id: Any, conversation_id: Any, sequence_number: int
+) -> MessageDeletedFrame:
+    """A message was deleted (its sequence number stays unused)."""
+    return {
+        "type": "message.deleted",
+        "message_id": str(message_id),
+        "conversation_id": str(conversation_id),
+        "sequence_number": sequence_number,
+    }
 
 
-def user_group(user_id: Any) -> str:
-    """Name the channel-layer group of one user's list pages."""
-    return f"user.{user_id}"
+def conversation_updated(conversation: Conversation) -> ConversationUpdatedFrame:
+    """A conversation's fields or counters changed."""
+    return {"type": "conversation.updated", "conversation": conversation_to_dict(conversation)}
 
 
-def _group_send(group: str, event: dict[str, Any]) -> None:
+def conversation_deleted(conversation_id: Any) -> ConversationDeletedFrame:
+    """A conversation was deleted; its sockets close with 4404 after this frame."""
+    return {"type": "conversation.deleted", "conversation_id": str(conversation_id)}
+
+
+def generation_started(*, run_id: Any, reply_to: Any) -> GenerationStartedFrame:
+    """A reply began; `run_id` is also the id its stored message will have."""
+    return {"type": "generation.started", "run_id": str(run_id), "reply_to": str(reply_to)}
+
+
+def thinking(*, run_id: Any, step: str, content: str) -> ThinkingFrame:
+    """Progress of a reply."""
+    return {"type": "thinking", "run_id": str(run_id), "step": step, "content": content}
+
+
+def token(*, run_id: Any, index: int, text: str) -> TokenFrame:
+    """Reply text at character offset `index`."""
+    return {"type": "token", "run_id": str(run_id), "index": index, "text": text}
+
+
+def sources(*, run_id: Any, items: list[dict[str, Any]]) -> SourcesFrame:
+    """Documents a reply used."""
+    return {"type": "sources", "run_id": str(run_id), "items": items}
+
+
+def generation_finished(message: Message, *, usage: Usage | None) -> GenerationFinishedFrame:
+    """The reply is stored: the last frame of a run."""
+    return {
+        "type": "generation.finished",
+        "run_id": str(message.pk),
+        "message": message_to_dict(message),
+        "finish_reason": message.finish_reason,
+        "usage": usage or {"input_tokens": 0, "output_tokens": message.tokens_used},
+    }
+
+
+def sync_state(messages: Iterable[Message], generation: Generation | None) -> SyncStateFrame:
+    """The answer to `sync`: stored messages after the cursor and the reply in progress."""
+    return {
+        "type": "sync.state",
+        "messages": [message_to_dict(m) for m in messages],
+        "generation": generation,
+    }
+
+
+def error(code: ErrorCode, detail: str, *, retry_after: int | None = None) -> ErrorFrame:
+    """An error for the socket that sent the frame."""
+    frame: ErrorFrame = {"type": "error", "code": code, "detail": detail}
+    if retry_after is not None:
+        frame["retry_after"] = retry_after
+    return frame
+
+
+def pong() -> PongFrame:
+    """The answer to `ping`."""
+    return {"type": "pong"}
+
+
+# --- senders --------------------------------------------------------------------------
+def send_on_commit(frame: Any, *, conversation_id: Any = None, user_id: Any = None) -> None:
+    """Send `frame` to a conversation's sockets and/or a user's list pages after commit."""
+    transaction.on_commit(lambda: _send_from_thread(frame, conversation_id, user_id))
+
+
+def publish(
+    frame: Any,
+    *,
+    conversation_id: Any = None,
+    user_id: Any = None,
+    append: progress.Append | None = None,
+) -> None:
+    """Send `frame` now, from the server loop (the caller's writes are committed)."""
+    hub = get_hub()
+    if conversation_id is not None:
+        hub.post(conversation_id, frame, append=append)
+    if user_id is not None:
+        hub.post_group(user_group(user_id), frame)
+
+
+def _send_from_thread(frame: Any, conversation_id: Any, user_id: Any) -> None:
+    hub = current_hub()
+    if hub is not None:  # the server runs in this process: its loop sends, in order
+        hub.loop.call_soon_threadsafe(
+            lambda: publish(frame, conversation_id=conversation_id, user_id=user_id)
+        )
+        return
+    # A management command or a sync test: straight to the channel layer.
     layer = get_channel_layer()
     if layer is None:
         return
-    try:
-        async_to_sync(layer.group_send)(group, {**event, "group": group})
-    except Exception:  # a realtime hiccup must never undo a stored write
-        logger.exception("realtime event to %s failed", group)
-
-
-def send_now(groups: list[str], frame: dict[str, Any]) -> None:
-    """Send `frame` to the sockets of `groups` (from sync code, outside the server loop).
-
-    Conversation frames go through this process's realtime hub when the server runs
-    here, so they reach local sockets in order with the reply's frames and other
-    processes once; otherwise (a management command) through the channel layer.
-    """
-    from .realtime.hub import current_hub
-
-    hub = current_hub()
+    groups = []
+    if conversation_id is not None:
+        groups.append(conversation_group(conversation_id))
+    if user_id is not None:
+        groups.append(user_group(user_id))
     for group in groups:
-        if hub is not None and group.startswith(CONVERSATION_GROUP_PREFIX):
-            hub.post_threadsafe(group[len(CONVERSATION_GROUP_PREFIX) :], frame)
-        else:
-            _group_send(group, {"type": "chat.frame", "frame": frame})
+        try:
+            async_to_sync(layer.group_send)(
+                group, {"type": "chat.frames", "frames": [frame], "group": group}
+            )
+        except Exception:  # a realtime hiccup must never undo a stored write
+            logger.exception("realtime event to %s failed", group)
 
 
-async def asend(groups: list[str], frame: dict[str, Any]) -> None:
-    """Send `frame` to the sockets of `groups` from async code (the twin of `send_now`)."""
-    from .realtime.hub import current_hub
-
-    hub = current_hub()
-    if hub is not None and hub.loop is not asyncio.get_running_loop():
-        hub = None
-    layer = get_channel_layer()
-    for group in groups:
-        if hub is not None and group.startswith(CONVERSATION_GROUP_PREFIX):
-            hub.post(group[len(CONVERSATION_GROUP_PREFIX) :], frame)
-        elif layer is not None:
-            try:
-                event = {"type": "chat.frame", "frame": frame, "group": group}
-                await layer.group_send(group, event)
-            except Exception:  # a realtime hiccup must never undo a stored write
-                logger.exception("realtime event to %s failed", group)
-
-
-def send_on_commit(groups: list[str], frame: dict[str, Any]) -> None:
-    """Send `frame` to the sockets of `groups` once the current transaction commits."""
-    transaction.on_commit(lambda: send_now(groups, frame))
+def send_conversation_on_commit(conversation: Conversation) -> None:
+    """Announce a conversation's new state to its sockets and its owner's list pages."""
+    send_on_commit(
+        conversation_updated(conversation),
+        conversation_id=conversation.pk,
+        user_id=conversation.created_by_id,
+    )

@@ -7,20 +7,19 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.db import transaction
-from django.db.models import Count, F, Max, Sum
+from django.db.models import Count, Max, Sum
+
+from core.errors import Conflict, Invalid, NotFound
 
 from . import agent_service, events
-from .errors import Conflict, Invalid
 from .models import Message, MessageFeedback
 from .selectors import get_message_for_user
-from .services import _announce_conversation, lock_conversation
+from .services import lock_conversation
 
 logger = logging.getLogger(__name__)
 
 COMMENT_MAX_LENGTH = 2000
 REASON_MAX_LENGTH = 500
-# Shifts sequence numbers out of the way so renumbering never trips the unique constraint.
-RENUMBER_OFFSET = 1_000_000_000
 
 
 def _clean(value: Any, *, field: str, max_length: int) -> str:
@@ -64,18 +63,19 @@ def report_message(*, user: Any, message_id: Any, reason: str = "") -> Message:
 
 @transaction.atomic
 def delete_message(*, user: Any, message_id: Any) -> None:
-    """Delete a message, close the gap in sequence numbers and make the counters true again.
+    """Delete a message and make the counters true again; its sequence number stays unused.
 
-    Locks the conversation row like `append_message`, so counters stay exact.
+    Locks the conversation row, then reads the message again under the lock: of two
+    concurrent deletes of one message the second finds it gone (NotFound), and deletes
+    of different messages each count what the other left.
     """
-    message = get_message_for_user(user=user, message_id=message_id)
-    conversation = lock_conversation(message.conversation_id)
+    found = get_message_for_user(user=user, message_id=message_id)
+    conversation = lock_conversation(found.conversation_id)
+    message = conversation.messages.filter(pk=found.pk).first()
+    if message is None:
+        raise NotFound("Message not found.")
     seq = message.sequence_number
     message.delete()
-    later = conversation.messages.filter(sequence_number__gt=seq)
-    later.update(sequence_number=F("sequence_number") + RENUMBER_OFFSET)
-    later = conversation.messages.filter(sequence_number__gt=RENUMBER_OFFSET)
-    later.update(sequence_number=F("sequence_number") - RENUMBER_OFFSET - 1)
     totals = conversation.messages.aggregate(
         n=Count("id"), tokens=Sum("tokens_used"), last=Max("created_at")
     )
@@ -86,15 +86,12 @@ def delete_message(*, user: Any, message_id: Any) -> None:
         update_fields=["message_count", "total_tokens_used", "last_message_at", "updated_at"]
     )
     events.send_on_commit(
-        [events.conversation_group(conversation.id)],
-        {
-            "type": "message.deleted",
-            "message_id": str(message_id),
-            "conversation_id": str(conversation.id),
-            "sequence_number": seq,
-        },
+        events.message_deleted(
+            message_id=found.pk, conversation_id=conversation.pk, sequence_number=seq
+        ),
+        conversation_id=conversation.pk,
     )
-    _announce_conversation(conversation)
+    events.send_conversation_on_commit(conversation)
 
 
 async def adelete_message(*, user: Any, message_id: Any) -> None:

@@ -9,11 +9,11 @@ from asgiref.sync import sync_to_async
 from django.db import transaction
 from django.db.models import Max, OuterRef, Subquery, Sum
 
+from core.errors import NotFound
+
 from . import agent_service, events
-from .errors import NotFound
 from .models import TITLE_MAX_LENGTH, Conversation, Message
 from .selectors import get_conversation_for_user, get_message_for_user
-from .serializers import conversation_to_dict
 from .services import _clean_title
 
 logger = logging.getLogger(__name__)
@@ -54,14 +54,19 @@ def fork_conversation(
     totals = fork.messages.aggregate(
         tokens=Sum("tokens_used"), last=Max("created_at"), n=Max("sequence_number")
     )
-    fork.message_count = totals["n"] or 0
+    fork.message_count = fork.messages.count()
+    fork.last_sequence_number = totals["n"] or 0
     fork.total_tokens_used = totals["tokens"] or 0
     fork.last_message_at = totals["last"]
-    fork.save(update_fields=["message_count", "total_tokens_used", "last_message_at"])
-    events.send_on_commit(
-        [events.user_group(user.pk)],
-        {"type": "conversation.updated", "conversation": conversation_to_dict(fork)},
+    fork.save(
+        update_fields=[
+            "message_count",
+            "total_tokens_used",
+            "last_message_at",
+            "last_sequence_number",
+        ]
     )
+    events.send_on_commit(events.conversation_updated(fork), user_id=user.pk)
     return fork
 
 

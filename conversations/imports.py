@@ -12,11 +12,11 @@ from django.db import transaction
 from django.db.models import Case, DateTimeField, Value, When
 from django.utils import timezone
 
+from core.errors import ServiceError, TooLarge
+
 from . import events
-from .errors import ServiceError, TooLarge
 from .exports import EXPORT_FORMAT, EXPORT_VERSION
 from .models import TITLE_MAX_LENGTH, Conversation, Message
-from .serializers import conversation_to_dict
 from .services import DESCRIPTION_MAX_LENGTH, SERVICE_ID_MAX_LENGTH
 
 MAX_MESSAGES = 100_000
@@ -226,12 +226,16 @@ def import_conversation(*, user: Any, raw: bytes | str) -> Conversation:
                 output_field=DateTimeField(),
             )
         )
-    conversation.message_count = len(rows)
+    conversation.message_count = conversation.last_sequence_number = len(rows)
     conversation.total_tokens_used = sum(row.tokens_used for row in rows)
     conversation.last_message_at = max((row.created_at or now for row in rows), default=None)
-    conversation.save(update_fields=["message_count", "total_tokens_used", "last_message_at"])
-    events.send_on_commit(
-        [events.user_group(user.pk)],
-        {"type": "conversation.updated", "conversation": conversation_to_dict(conversation)},
+    conversation.save(
+        update_fields=[
+            "message_count",
+            "total_tokens_used",
+            "last_message_at",
+            "last_sequence_number",
+        ]
     )
+    events.send_on_commit(events.conversation_updated(conversation), user_id=user.pk)
     return conversation

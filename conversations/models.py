@@ -64,9 +64,9 @@ class Conversation(models.Model):
     archived_at = models.DateTimeField(null=True, blank=True)
     is_flagged = models.BooleanField(_("flagged"), default=False)
     flag_reason = models.CharField(_("flag reason"), max_length=500, blank=True)
-    # The reply in progress (one at a time per conversation, across processes).
-    active_run_id = models.UUIDField(null=True, blank=True)
-    active_run_heartbeat = models.DateTimeField(null=True, blank=True)
+    # The highest sequence number ever handed out: numbers are never reused or renumbered,
+    # so a delete leaves a gap and every `after=N` cursor a client holds stays valid.
+    last_sequence_number = models.PositiveIntegerField(default=0)
 
     class Meta:
         ordering = ["-updated_at", "-id"]
@@ -128,6 +128,8 @@ class Message(models.Model):
     sequence_number = models.PositiveIntegerField()
     # NULL, not "", when unset: the unique (conversation, client_id) constraint ignores NULLs.
     client_id = models.CharField(max_length=100, null=True, blank=True)  # noqa: DJ001
+    # The reply run that wrote it (its question, or the reply itself): the trace id in logs.
+    run_id = models.UUIDField(null=True, blank=True, db_index=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -172,3 +174,46 @@ class MessageFeedback(models.Model):
 
     def __str__(self) -> str:
         return f"{self.rating} on {self.message_id}"
+
+
+class ReplyRun(models.Model):
+    """One reply being written: claimed, streamed, stored, announced, by one orchestrator.
+
+    Its id is the stored reply's id and the trace id of every log line about it. At most
+    one run per conversation is `running` (a partial unique index), across processes;
+    `heartbeat_at` tells the others the owner process is alive.
+    """
+
+    class Status(models.TextChoices):
+        RUNNING = "running"
+        FINISHED = "finished"  # stored with whatever finish_reason the reply has
+
+    id = models.UUIDField(primary_key=True, editable=False)
+    conversation = models.ForeignKey(
+        Conversation, on_delete=models.CASCADE, related_name="reply_runs"
+    )
+    reply_to = models.ForeignKey(
+        Message, null=True, blank=True, on_delete=models.SET_NULL, related_name="reply_runs"
+    )
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.RUNNING)
+    owner = models.CharField(max_length=100, blank=True)  # the process that runs it
+    heartbeat_at = models.DateTimeField()
+    started_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["conversation"],
+                condition=Q(status="running"),
+                name="reply_run_one_running_per_conversation",
+            )
+        ]
+        indexes = [
+            models.Index(
+                fields=["heartbeat_at"], name="reply_run_running", condition=Q(status="running")
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"run {self.id} ({self.status})"

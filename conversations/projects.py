@@ -6,7 +6,8 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
-from .errors import Conflict, Invalid
+from core.errors import Conflict, Invalid
+
 from .models import Project
 from .selectors import get_project_for_user
 

@@ -17,10 +17,12 @@ from django.db import connection
 from django.db.models import F, FloatField, Lookup, Q, QuerySet
 from django.db.models.expressions import RawSQL
 
-from .cursors import after_keyset, decode_cursor, encode_cursor
-from .errors import Invalid
+from core.cursors import after_keyset, decode_cursor, encode_cursor
+from core.errors import Invalid
+from core.ids import parse_uuid
+
 from .models import Conversation, Message
-from .selectors import parse_uuid
+from .selectors import owned_by
 
 SortField = Literal["created_at", "updated_at", "last_message_at", "message_count"]
 SORT_FIELDS: tuple[str, ...] = ("created_at", "updated_at", "last_message_at", "message_count")
@@ -127,7 +129,7 @@ def _all_terms_match(field: str, terms: list[str]) -> Q:
 def _owned_conversation_ids(user: Any) -> list[Any]:
     # Fetched first so the planner walks the owner's messages by conversation (a few
     # thousand rows) instead of scanning every user's messages with ILIKE.
-    return list(Conversation.objects.filter(created_by=user).values_list("id", flat=True))
+    return list(owned_by(user).values_list("id", flat=True))
 
 
 def list_conversations(
@@ -150,7 +152,7 @@ def list_conversations(
     if order not in ("asc", "desc"):
         raise Invalid("Unknown order; use asc or desc.")
     limit = max(1, min(int(limit), MAX_LIMIT))
-    qs: QuerySet[Conversation] = Conversation.objects.filter(created_by=user)
+    qs: QuerySet[Conversation] = owned_by(user)
     if status:
         if status not in Conversation.Status.values:
             raise Invalid(f"Unknown status; use one of: {', '.join(Conversation.Status.values)}.")

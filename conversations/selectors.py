@@ -2,39 +2,63 @@
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 from asgiref.sync import sync_to_async
-from django.db.models import QuerySet
+from django.db.models import Exists, OuterRef, QuerySet
 
-from .errors import NotFound
+from core.errors import NotFound
+from core.ids import parse_uuid
+from knowledge.models import DocumentChunk
+
 from .models import Conversation, Message, Project
 
 NOT_FOUND_MESSAGE = "Conversation not found."
 
 
-def parse_uuid(value: Any) -> uuid.UUID | None:
-    """Return `value` as a UUID, or None when it is not one."""
-    if isinstance(value, uuid.UUID):
-        return value
-    try:
-        return uuid.UUID(str(value))
-    except (TypeError, ValueError, AttributeError):
+def _user_pk(user: Any) -> Any | None:
+    if user is None or not getattr(user, "is_authenticated", False):
         return None
+    return user.pk
+
+
+def owned_by(user: Any) -> QuerySet[Conversation]:
+    """Return the user's conversations (none for an anonymous user): every read starts here."""
+    pk = _user_pk(user)
+    if pk is None:
+        return Conversation.objects.none()
+    return Conversation.objects.filter(created_by_id=pk)
+
+
+def access_conversation(
+    *, user: Any, conversation_id: Any, lock: bool = False, with_documents: bool = False
+) -> Conversation:
+    """Return the user's conversation; someone else's answers exactly like a missing one.
+
+    `lock` takes the row lock (the caller holds a transaction); `with_documents`
+    annotates `owner_has_documents`, which a reply asks before it can start, so one
+    statement does the access check, the lock and that question.
+    """
+    pk = parse_uuid(conversation_id)
+    if pk is None:
+        raise NotFound(NOT_FOUND_MESSAGE)
+    rows = owned_by(user)
+    if lock:
+        rows = rows.select_for_update()
+    else:
+        rows = rows.select_related("project", "parent_conversation")
+    if with_documents:
+        chunks = DocumentChunk.objects.filter(owner_id=OuterRef("created_by_id"))
+        rows = rows.annotate(owner_has_documents=Exists(chunks))
+    try:
+        return rows.get(pk=pk)
+    except Conversation.DoesNotExist:
+        raise NotFound(NOT_FOUND_MESSAGE) from None
 
 
 def get_conversation_for_user(*, user: Any, conversation_id: Any) -> Conversation:
-    """Return the user's conversation; someone else's answers exactly like a missing one."""
-    pk = parse_uuid(conversation_id)
-    if pk is None or user is None or not user.is_authenticated:
-        raise NotFound(NOT_FOUND_MESSAGE)
-    try:
-        return Conversation.objects.select_related("project", "parent_conversation").get(
-            pk=pk, created_by=user
-        )
-    except Conversation.DoesNotExist:
-        raise NotFound(NOT_FOUND_MESSAGE) from None
+    """Return the user's conversation (see `access_conversation`)."""
+    return access_conversation(user=user, conversation_id=conversation_id)
 
 
 aget_conversation_for_user = sync_to_async(get_conversation_for_user)
@@ -42,12 +66,12 @@ aget_conversation_for_user = sync_to_async(get_conversation_for_user)
 
 def get_message_for_user(*, user: Any, message_id: Any) -> Message:
     """Return a message of one of the user's conversations, or raise NotFound."""
-    pk = parse_uuid(message_id)
-    if pk is None or user is None or not user.is_authenticated:
+    pk, owner = parse_uuid(message_id), _user_pk(user)
+    if pk is None or owner is None:
         raise NotFound("Message not found.")
     try:
         return Message.objects.select_related("conversation").get(
-            pk=pk, conversation__created_by=user
+            pk=pk, conversation__created_by_id=owner
         )
     except Message.DoesNotExist:
         raise NotFound("Message not found.") from None

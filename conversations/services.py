@@ -2,25 +2,24 @@
 
 from __future__ import annotations
 
+import logging
 import uuid
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.conf import settings
 from django.db import transaction
-from django.db.models import Max
 from django.utils import timezone
 
-from . import events
-from .errors import Invalid, NotFound, TooLarge
+from core.errors import Invalid, NotFound
+
+from . import agent_service, events
 from .models import TITLE_MAX_LENGTH, Conversation, Message, Project
-from .serializers import conversation_to_dict, message_to_dict
+
+logger = logging.getLogger(__name__)
 
 EDITABLE_FIELDS = {"title", "description", "status", "project", "service_id"}
 DESCRIPTION_MAX_LENGTH = 10_000
 SERVICE_ID_MAX_LENGTH = 100
-CLIENT_ID_MAX_LENGTH = 100
 AUTO_TITLE_MAX_LENGTH = 60
 
 
@@ -53,30 +52,6 @@ def _clean_project(*, user: Any, project: Any) -> Project | None:
     return get_project_for_user(user=user, project_id=project)
 
 
-def _announce_conversation(conversation: Conversation) -> None:
-    frame = {"type": "conversation.updated", "conversation": conversation_to_dict(conversation)}
-    events.send_on_commit(
-        [events.conversation_group(conversation.id), events.user_group(conversation.created_by_id)],
-        frame,
-    )
-
-
-async def aannounce_message(message: Message) -> None:
-    """Tell the conversation's sockets and its owner's lists about a message just stored.
-
-    For writers on the server loop, which already hold the rows: unlike the on-commit
-    announcement of `append_message`, no database thread waits on the channel layer.
-    """
-    conversation = message.conversation
-    await events.asend(
-        [events.conversation_group(conversation.id)],
-        {"type": "message.created", "message": message_to_dict(message)},
-    )
-    frame = {"type": "conversation.updated", "conversation": conversation_to_dict(conversation)}
-    owner = events.user_group(conversation.created_by_id)
-    await events.asend([events.conversation_group(conversation.id), owner], frame)
-
-
 @transaction.atomic
 def create_conversation(
     *,
@@ -96,7 +71,7 @@ def create_conversation(
         project=_clean_project(user=user, project=project),
         service_id=_clean_text(service_id, field="service_id", max_length=SERVICE_ID_MAX_LENGTH),
     )
-    _announce_conversation(conversation)
+    events.send_conversation_on_commit(conversation)
     return conversation
 
 
@@ -132,7 +107,7 @@ def update_conversation(*, conversation: Conversation, **changes: Any) -> Conver
     for field, value in cleaned.items():
         setattr(conversation, field, value)
     conversation.save(update_fields=[*cleaned, "updated_at"])
-    _announce_conversation(conversation)
+    events.send_conversation_on_commit(conversation)
     return conversation
 
 
@@ -151,77 +126,20 @@ def delete_conversation(*, conversation: Conversation) -> None:
     """Delete a conversation with its messages, and tell its sockets and list pages."""
     conversation_id, owner_id = conversation.id, conversation.created_by_id
     conversation.delete()
+    # Every process that runs this conversation's reply cancels it on this frame.
     events.send_on_commit(
-        [events.conversation_group(conversation_id), events.user_group(owner_id)],
-        {"type": "conversation.deleted", "conversation_id": str(conversation_id)},
+        events.conversation_deleted(conversation_id),
+        conversation_id=conversation_id,
+        user_id=owner_id,
     )
-    from .agent_hooks import drop_thread_on_commit
-
-    drop_thread_on_commit(conversation_id)
+    transaction.on_commit(lambda: _drop_agent_thread(conversation_id))
 
 
-@dataclass(frozen=True)
-class AppendResult:
-    message: Message
-    created: bool
-
-
-def append_message(
-    *,
-    conversation_id: Any,
-    role: str,
-    content: str,
-    created_by: Any = None,
-    parts: list[dict[str, Any]] | None = None,
-    model: str = "",
-    tokens_used: int = 0,
-    finish_reason: str = "",
-    metadata: dict[str, Any] | None = None,
-    client_id: str | None = None,
-    message_id: uuid.UUID | str | None = None,
-    created_at: datetime | None = None,
-    announce: bool = True,
-) -> AppendResult:
-    """Store a message with the next sequence number and keep the counters true.
-
-    Locks the conversation row, so concurrent writers get gap-free numbers and exact
-    counters. A repeated `client_id` returns the stored message and creates nothing.
-    """
-    if role not in Message.Role.values:
-        raise Invalid(f"Unknown role: {role}.")
-    if not isinstance(content, str):
-        raise Invalid("Content must be a string.")
-    if role == Message.Role.USER and len(content) > settings.MESSAGE_MAX_CHARS:
-        raise TooLarge(f"Message is longer than {settings.MESSAGE_MAX_CHARS} characters.")
-    if client_id is not None:
-        client_id = _clean_text(client_id, field="client_id", max_length=CLIENT_ID_MAX_LENGTH)
-    with transaction.atomic():
-        conversation = lock_conversation(conversation_id)
-        if client_id:
-            existing = conversation.messages.filter(client_id=client_id).first()
-            if existing is not None:
-                return AppendResult(existing, False)
-        message = insert_message(
-            conversation,
-            role=role,
-            content=content,
-            created_by=created_by,
-            parts=parts,
-            model=model,
-            tokens_used=tokens_used,
-            finish_reason=finish_reason,
-            metadata=metadata,
-            client_id=client_id,
-            message_id=message_id,
-            created_at=created_at,
-        )
-        if announce:
-            events.send_on_commit(
-                [events.conversation_group(conversation.id)],
-                {"type": "message.created", "message": message_to_dict(message)},
-            )
-            _announce_conversation(conversation)
-    return AppendResult(message, True)
+def _drop_agent_thread(conversation_id: Any) -> None:
+    try:
+        agent_service.delete_agent_thread(str(conversation_id))
+    except Exception:  # the rows are gone; a leftover thread is only disk space
+        logger.exception("could not delete agent thread %s", conversation_id)
 
 
 def insert_message(
@@ -238,15 +156,17 @@ def insert_message(
     client_id: str | None = None,
     message_id: uuid.UUID | str | None = None,
     created_at: datetime | None = None,
+    run_id: uuid.UUID | str | None = None,
     also_save: tuple[str, ...] = (),
 ) -> Message:
     """Store a message with the next sequence number and save the conversation's counters.
 
     The caller has validated the input and holds the conversation's row lock
-    (`lock_conversation` in a transaction). `also_save` names more conversation fields
-    the caller changed, saved in the same UPDATE.
+    (`lock_conversation` in a transaction). Numbers come from the conversation's counter,
+    so one that was handed out is never handed out again, even after a delete.
+    `also_save` names more conversation fields the caller changed, saved in the same UPDATE.
     """
-    last = conversation.messages.aggregate(n=Max("sequence_number"))["n"] or 0
+    conversation.last_sequence_number += 1
     message = Message.objects.create(
         id=message_id or uuid.uuid4(),
         conversation=conversation,
@@ -257,14 +177,21 @@ def insert_message(
         tokens_used=max(0, int(tokens_used)),
         finish_reason=finish_reason,
         metadata=metadata or {},
-        sequence_number=last + 1,
+        sequence_number=conversation.last_sequence_number,
         client_id=client_id or None,
+        run_id=run_id,
         created_by=created_by,
     )
     if created_at is not None:
         Message.objects.filter(pk=message.pk).update(created_at=created_at)
         message.created_at = created_at
-    update_fields = ["message_count", "total_tokens_used", "last_message_at", "updated_at"]
+    update_fields = [
+        "message_count",
+        "total_tokens_used",
+        "last_message_at",
+        "last_sequence_number",
+        "updated_at",
+    ]
     if role == Message.Role.USER and not conversation.title:
         # Like the chat apps people know: an untitled conversation takes its first words.
         conversation.title = title_from_text(content)

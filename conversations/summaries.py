@@ -10,10 +10,11 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from . import agent_service
-from .errors import Invalid
+from core.errors import Invalid
+
+from . import agent_service, events
 from .models import Conversation, Message
-from .services import _announce_conversation, lock_conversation
+from .services import lock_conversation
 
 logger = logging.getLogger(__name__)
 
@@ -63,7 +64,7 @@ def store_summary(*, conversation_id: Any, summary: str) -> Conversation:
         conversation.status = Conversation.Status.SUMMARIZED
         fields.append("status")
     conversation.save(update_fields=fields)
-    _announce_conversation(conversation)
+    events.send_conversation_on_commit(conversation)
     return conversation
 
 

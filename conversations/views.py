@@ -18,9 +18,10 @@ from django.utils import timezone
 from django.utils.dateparse import parse_date
 from django.views.decorators.http import require_GET, require_POST
 
+from core.errors import NotFound, ServiceError
+
 from . import exports, search, selectors, services
 from .api.conversations import export_response
-from .errors import NotFound, ServiceError
 from .models import Conversation
 
 PAGE_SIZE = 50

@@ -11,7 +11,7 @@ from ninja import File, Form, Query, Router, Schema, Status
 from ninja.files import UploadedFile
 from pydantic import Field
 
-from conversations.cursors import decode_cursor, encode_cursor
+from core.cursors import decode_cursor, encode_cursor
 
 from . import selectors, services
 from .models import Document

@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from pathlib import PurePath
 
-from conversations.errors import Invalid
+from core.errors import Invalid
 
 logger = logging.getLogger(__name__)
 

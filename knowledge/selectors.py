@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import re
-import uuid
 from typing import Any, TypedDict
 
 from asgiref.sync import sync_to_async
 from django.db.models import QuerySet
 
-from conversations.errors import NotFound
+from core.errors import NotFound
+from core.ids import parse_uuid
 
 from .chunking import Section, split_sections
 from .models import Document, DocumentChunk
@@ -28,13 +28,6 @@ class SectionView(TypedDict):
     text: str
 
 
-def _uuid(value: Any) -> uuid.UUID | None:
-    try:
-        return value if isinstance(value, uuid.UUID) else uuid.UUID(str(value))
-    except (TypeError, ValueError, AttributeError):
-        return None
-
-
 def _user_id(user: Any) -> Any:
     if user is None:
         return None
@@ -50,7 +43,7 @@ def list_documents(*, user: Any) -> QuerySet[Document]:
 
 def get_document_for_user(*, user: Any, document_id: Any) -> Document:
     """Return the user's document; someone else's answers exactly like a missing one."""
-    pk, owner = _uuid(document_id), _user_id(user)
+    pk, owner = parse_uuid(document_id), _user_id(user)
     if pk is None or owner is None:
         raise NotFound(NOT_FOUND_MESSAGE)
     try:
@@ -97,7 +90,7 @@ def count_chunks_by_section(document: Document) -> dict[int, int]:
 def find_document(*, user_id: Any, document: str) -> Document | None:
     """Return the user's document named by id or title (exact, then partial match)."""
     owned = Document.objects.filter(owner_id=_user_id(user_id))
-    pk = _uuid(document)
+    pk = parse_uuid(document)
     if pk is not None:
         return owned.filter(pk=pk).first()
     name = " ".join(str(document or "").split())

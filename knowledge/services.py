@@ -8,7 +8,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
-from conversations.errors import Invalid, TooLarge
+from core.errors import Invalid, TooLarge
 
 from .chunking import chunk_sections, split_sections
 from .extraction import extract_text, kind_for

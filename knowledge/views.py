@@ -9,7 +9,7 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
 
-from conversations.errors import NotFound, ServiceError
+from core.errors import NotFound, ServiceError
 
 from . import selectors, services
 from .forms import UploadForm

@@ -9,8 +9,8 @@ from django.http import HttpRequest, StreamingHttpResponse
 from ninja import Query, Router, Status
 
 from conversations import bulk, exports, forks, imports, search, selectors, services, summaries
-from conversations.errors import TooLarge
 from conversations.serializers import conversation_to_dict
+from core.errors import TooLarge
 
 from .schemas import (
     BulkIn,

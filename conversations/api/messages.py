@@ -5,9 +5,9 @@ from __future__ import annotations
 from django.http import HttpRequest
 from ninja import Query, Router, Status
 
-from conversations import feedback, realtime, search, selectors
-from conversations.errors import Invalid
+from conversations import feedback, replies, search, selectors
 from conversations.serializers import message_to_dict
+from core.errors import Invalid
 
 from .conversations import ERRORS
 from .schemas import (
@@ -62,7 +62,7 @@ async def send_message(request: HttpRequest, conversation_id: str, payload: Mess
 
     201 when the message is new; 200 when `client_id` was seen before (nothing new stored).
     """
-    started = await realtime.start_reply(
+    started = await replies.start_reply(
         user=request.auth,
         conversation_id=conversation_id,
         content=payload.content,

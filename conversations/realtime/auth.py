@@ -16,7 +16,7 @@ from channels.middleware import BaseMiddleware
 from channels.security.websocket import AllowedHostsOriginValidator
 from django.contrib.auth.models import AnonymousUser
 
-from accounts.tokens import authenticate_bearer
+from accounts.tokens import authenticate_token
 
 
 def header(scope: dict[str, Any], name: bytes) -> bytes | None:
@@ -32,8 +32,9 @@ class BearerAuthMiddleware(BaseMiddleware):
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> Any:
         value = header(scope, b"authorization")
-        user = await database_sync_to_async(authenticate_bearer)(value) if value else None
-        scope = {**scope, "user": user or AnonymousUser()}
+        token = await database_sync_to_async(authenticate_token)(value) if value else None
+        user = token.owner if token is not None else AnonymousUser()
+        scope = {**scope, "user": user, "token_id": token.pk if token is not None else None}
         return await super().__call__(scope, receive, send)
 
 

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
 
-from .hub import Hub
+from .progress import Append
+
+Post = Callable[[Any, Append | None], None]  # post(frame, append)
+TokenBuilder = Callable[..., Any]  # token(run_id=, index=, text=) → frame
 
 
 class Coalescer:
@@ -18,10 +22,20 @@ class Coalescer:
     the order in which the agent produced things.
     """
 
-    def __init__(self, *, hub: Hub, conversation_id: str, run_id: str) -> None:
-        self.hub = hub
-        self.conversation_id = conversation_id
+    def __init__(
+        self,
+        *,
+        loop: asyncio.AbstractEventLoop,
+        run_id: str,
+        reply_to: str,
+        post: Post,
+        token: TokenBuilder,
+    ) -> None:
+        self.loop = loop
         self.run_id = run_id
+        self.reply_to = reply_to
+        self._post = post
+        self._token = token
         self.window = getattr(settings, "CHAT_STREAM_COALESCE_MS", 40) / 1000
         self.text = ""  # everything posted so far
         self.chunks = 0
@@ -36,12 +50,12 @@ class Coalescer:
         if self.chunks == 0:
             self.flush()
         elif self._timer is None:
-            self._timer = self.hub.loop.call_later(self.window, self.flush)
+            self._timer = self.loop.call_later(self.window, self.flush)
 
-    def post(self, frame: dict[str, Any]) -> None:
+    def post(self, frame: Any) -> None:
         """Post a non-token frame after the tokens before it."""
         self.flush()
-        self.hub.post(self.conversation_id, frame)
+        self._post(frame, None)
 
     def flush(self) -> None:
         """Post the buffered tokens as one chunk."""
@@ -52,7 +66,7 @@ class Coalescer:
             return
         text = "".join(self._buffer)
         self._buffer.clear()
-        frame = {"type": "token", "run_id": self.run_id, "index": len(self.text), "text": text}
+        frame = self._token(run_id=self.run_id, index=len(self.text), text=text)
         self.text += text
         self.chunks += 1
-        self.hub.post(self.conversation_id, frame, append=(self.run_id, text))
+        self._post(frame, Append(self.run_id, self.reply_to, text, self.text))

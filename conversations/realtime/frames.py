@@ -1,4 +1,7 @@
-"""Websocket frames in both directions (SPEC: WebSocket), as TypedDicts."""
+"""Websocket frames in both directions (SPEC: WebSocket), as TypedDicts.
+
+Server frames are built only by the typed builders in `conversations/events.py`.
+"""
 
 from __future__ import annotations
 
@@ -78,6 +81,18 @@ class ConversationUpdatedFrame(TypedDict):
     conversation: dict[str, Any]
 
 
+class ConversationDeletedFrame(TypedDict):
+    type: Literal["conversation.deleted"]
+    conversation_id: str
+
+
+class MessageDeletedFrame(TypedDict):
+    type: Literal["message.deleted"]
+    message_id: str
+    conversation_id: str
+    sequence_number: int
+
+
 class Generation(TypedDict):
     run_id: str
     text: str
@@ -108,20 +123,14 @@ ServerFrame = (
     | SourcesFrame
     | GenerationFinishedFrame
     | ConversationUpdatedFrame
+    | ConversationDeletedFrame
+    | MessageDeletedFrame
     | SyncStateFrame
     | ErrorFrame
     | PongFrame
 )
 
 
-def dumps(frame: dict[str, Any]) -> str:
+def dumps(frame: Any) -> str:
     """Serialize a frame as compact UTF-8 JSON (Korean stays readable)."""
     return json.dumps(frame, ensure_ascii=False, separators=(",", ":"))
-
-
-def error_frame(code: ErrorCode, detail: str, *, retry_after: int | None = None) -> ErrorFrame:
-    """Build an `error` frame."""
-    frame: ErrorFrame = {"type": "error", "code": code, "detail": detail}
-    if retry_after is not None:
-        frame["retry_after"] = retry_after
-    return frame

@@ -4,6 +4,11 @@ A frame posted for a conversation is sent, in posting order, straight to the soc
 that conversation connected to this process, and published once to the channel layer
 tagged with this process's id; every other process's hub forwards it to its own
 sockets, never back. Stop requests travel the same way to the process that owns a run.
+A `conversation.deleted` frame, wherever it was posted, cancels the conversation's run
+in the process that owns it.
+
+The hub is transport only: it never decides what a frame says (conversations/events.py
+builds every frame) nor how a run ends (conversations/replies/ owns the run).
 """
 
 from __future__ import annotations
@@ -15,20 +20,24 @@ import socket
 import uuid
 import weakref
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from channels.layers import InMemoryChannelLayer, get_channel_layer
 
-from ..events import conversation_group
+from core.groups import conversation_group, conversation_of
+
 from . import progress
 from .frames import dumps
 
 logger = logging.getLogger(__name__)
 
 PROCESS_ID = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-GROUP_PREFIX = conversation_group("")
+# While the channel layer is unreachable (Redis restarting), frames for other processes
+# wait and are retried in order, for at most this long; then they are dropped (logged).
+PUBLISH_RETRY_SECONDS = 30.0
+SHUTDOWN_WAIT_SECONDS = 10.0  # for running replies to store their text when the hub closes
 
 
 class LocalSocket(Protocol):
@@ -38,30 +47,19 @@ class LocalSocket(Protocol):
 
 @dataclass
 class RunHandle:
-    """A reply running in this process."""
+    """A reply running in this process; the orchestrator owns it, the hub only finds it."""
 
     conversation_id: str
     run_id: uuid.UUID
-    done: asyncio.Future[Any]
-    on_error: Callable[[Any], Awaitable[None]] | None = None
-    task: asyncio.Task[Any] | None = None
-    started: bool = False  # a task cancelled before its first step would skip its cleanup
-    finishing: bool = False  # storing the reply: too late to stop, and must not be cut
-    stop_requested: bool = field(default=False)
-
-    def stop(self) -> None:
-        """Cancel the run; its own cleanup stores the partial reply."""
-        if self.finishing:
-            return
-        self.stop_requested = True
-        if self.started and self.task is not None:
-            self.task.cancel()
+    done: asyncio.Future[Any]  # resolves with the stored reply
+    cancel: Callable[[str], None]  # cancel(why): "stop" | "deleted" | "shutdown"
+    text: Callable[[], str] = field(default=lambda: "")  # the reply's text so far
 
 
 @dataclass
 class _Item:
     frame: dict[str, Any]
-    append: tuple[str, str] | None  # (run id, text) to add to the reply in progress first
+    append: progress.Append | None  # text to add to the reply in progress first
     local_only: bool
 
 
@@ -78,13 +76,11 @@ class Hub:
         self._queues: dict[str, deque[_Item]] = {}
         self._pumps: dict[str, asyncio.Task[None]] = {}
         self._subscribed: set[str] = set()
-        # Ids of messages announced lately: a reply stored by the agent with its own
-        # announcement must not reach clients twice.
-        self._announced: dict[str, deque[str]] = {}
         self._channel: str | None = None
         self._receiver: asyncio.Task[None] | None = None
-        self._outbox: dict[str, list[dict[str, Any]]] = {}  # frames for other processes
+        self._outbox: dict[str, list[dict[str, Any]]] = {}  # group → frames for the layer
         self._publisher: asyncio.Task[None] | None = None
+        self._background: set[asyncio.Task[Any]] = set()
 
     # --- sockets and runs ----------------------------------------------------------
     async def join(self, conversation_id: Any, sock: LocalSocket) -> None:
@@ -103,8 +99,12 @@ class Hub:
                 del self.sockets[key]
         await self._unsubscribe_if_idle(key)
 
+    def all_sockets(self) -> list[LocalSocket]:
+        """Return every socket connected to this process."""
+        return [sock for members in self.sockets.values() for sock in members]
+
     async def add_run(self, handle: RunHandle) -> None:
-        """Register a run so stop requests from any process find it."""
+        """Register a run so stop requests and deletions from any process find it."""
         self.runs[handle.conversation_id] = handle
         await self._subscribe(handle.conversation_id)
 
@@ -119,34 +119,40 @@ class Hub:
         key = str(conversation_id)
         handle = self.runs.get(key)
         if handle is not None:
-            handle.stop()
+            handle.cancel("stop")
         elif self.shared:
             event = {"type": "chat.stop", "conversation_id": key, "origin": PROCESS_ID}
-            await self.layer.group_send(conversation_group(key), event)
+            try:
+                await self.layer.group_send(conversation_group(key), event)
+            except Exception:
+                logger.warning("could not ask other processes to stop the reply of %s", key)
+
+    def start_task(self, coro: Any, *, name: str) -> asyncio.Task[Any]:
+        """Run a background task that lives as long as the hub (closed with it)."""
+        task = self.loop.create_task(coro, name=name)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+        return task
 
     # --- fan-out ---------------------------------------------------------------------
     def post(
         self,
         conversation_id: Any,
-        frame: dict[str, Any],
+        frame: Any,
         *,
-        append: tuple[str, str] | None = None,
+        append: progress.Append | None = None,
         local_only: bool = False,
     ) -> None:
         """Queue a frame for the conversation's sockets here and, once, for other processes."""
         key = str(conversation_id)
-        if frame.get("type") == "message.created" and not local_only:
-            announced = self._announced.setdefault(key, deque(maxlen=16))
-            if frame["message"]["id"] in announced:
-                return
-            announced.append(frame["message"]["id"])
         self._queues.setdefault(key, deque()).append(_Item(frame, append, local_only))
         if key not in self._pumps:
             self._pumps[key] = self.loop.create_task(self._pump(key))
 
-    def post_threadsafe(self, conversation_id: Any, frame: dict[str, Any]) -> None:
-        """Post from another thread (a sync service's on_commit)."""
-        self.loop.call_soon_threadsafe(self.post, conversation_id, frame)
+    def post_group(self, group: str, frame: Any) -> None:
+        """Send a frame to a channel-layer group (a user's list pages), in posting order."""
+        if self.layer is not None:
+            self._publish(group, frame)
 
     async def _pump(self, key: str) -> None:
         queue = self._queues[key]
@@ -160,39 +166,47 @@ class Hub:
 
     async def _send(self, key: str, item: _Item) -> None:
         if item.append is not None:
-            run_id, text = item.append
-            try:
-                await progress.aappend(conversation_id=key, run_id=run_id, text=text)
-            except Exception:
-                logger.exception("could not record reply progress of %s", key)
+            await progress.aappend(conversation_id=key, append=item.append)
+        frame_type = item.frame["type"]
+        if frame_type == "conversation.deleted" and key in self.runs:
+            self.runs[key].cancel("deleted")
         text = dumps(item.frame)
         for sock in list(self.sockets.get(key, ())):
             try:
-                await sock.deliver(text, item.frame["type"])
+                await sock.deliver(text, frame_type)
             except Exception:
                 logger.exception("could not deliver to a socket of %s", key)
         if self.shared and not item.local_only:
-            self._publish(key, item.frame)
+            self._publish(conversation_group(key), item.frame)
 
-    def _publish(self, key: str, frame: dict[str, Any]) -> None:
-        """Queue a frame for the other processes; local sockets never wait for it."""
-        self._outbox.setdefault(key, []).append(frame)
+    def _publish(self, group: str, frame: Any) -> None:
+        """Queue a frame for the channel layer; local sockets never wait for it."""
+        self._outbox.setdefault(group, []).append(frame)
         if self._publisher is None or self._publisher.done():
             self._publisher = self.loop.create_task(self._publish_outbox())
 
     async def _publish_outbox(self) -> None:
         # The layer sends one message at a time under a process-wide lock (one Redis
-        # round trip each), so a conversation's waiting frames travel as one message,
-        # in order: one sender, conversations taken in turn.
+        # round trip each), so a group's waiting frames travel as one message, in order:
+        # one sender, groups taken in turn. A failed send is retried (Redis restarting).
+        failing_since: float | None = None
         while self._outbox:
-            key = next(iter(self._outbox))
-            frames = self._outbox.pop(key)
-            event = {"type": "chat.frames", "conversation_id": key, "frames": frames}
-            event["origin"] = PROCESS_ID
+            group = next(iter(self._outbox))
+            frames = self._outbox.pop(group)
+            event = {"type": "chat.frames", "frames": frames, "group": group, "origin": PROCESS_ID}
             try:
-                await self.layer.group_send(conversation_group(key), event)
-            except Exception:
-                logger.exception("could not publish %d frame(s) of %s", len(frames), key)
+                await self.layer.group_send(group, event)
+                failing_since = None
+            except Exception as exc:
+                now = self.loop.time()
+                failing_since = failing_since or now
+                if now - failing_since > PUBLISH_RETRY_SECONDS:
+                    logger.error("dropped %d frame(s) of %s: %s", len(frames), group, exc)
+                    failing_since = None
+                    continue
+                logger.warning("channel layer unreachable (%s); retrying %s", exc, group)
+                self._outbox = {group: frames + self._outbox.get(group, []), **self._outbox}
+                await asyncio.sleep(0.5)
 
     async def flushed(self, conversation_id: Any) -> None:
         """Wait until every frame posted so far for the conversation has been sent."""
@@ -206,19 +220,29 @@ class Hub:
         if not self.shared or key in self._subscribed:
             return
         self._subscribed.add(key)
-        if self._channel is None:
-            self._channel = await self.layer.new_channel()
-            self._receiver = self.loop.create_task(self._receive(self._channel))
-        await self.layer.group_add(conversation_group(key), self._channel)
+        try:
+            if self._channel is None:
+                self._channel = await self.layer.new_channel()
+                self._receiver = self.loop.create_task(self._receive(self._channel))
+            await self.layer.group_add(conversation_group(key), self._channel)
+        except Exception:
+            # Redis is down: local sockets still work; the watchdog subscribes again.
+            self._subscribed.discard(key)
+            logger.warning("could not subscribe to %s; will retry", key)
+
+    async def resubscribe(self) -> None:
+        """Subscribe to every conversation with local sockets or runs (after an outage)."""
+        for key in {*self.sockets, *self.runs} - self._subscribed:
+            await self._subscribe(key)
 
     async def _unsubscribe_if_idle(self, key: str) -> None:
-        if key in self.sockets or key in self.runs:
-            return
-        self._announced.pop(key, None)
-        if key not in self._subscribed:
+        if key in self.sockets or key in self.runs or key not in self._subscribed:
             return
         self._subscribed.discard(key)
-        await self.layer.group_discard(conversation_group(key), self._channel)
+        try:
+            await self.layer.group_discard(conversation_group(key), self._channel)
+        except Exception:
+            logger.warning("could not unsubscribe from %s", key)
 
     async def _receive(self, channel: str) -> None:
         while True:
@@ -231,32 +255,30 @@ class Hub:
     def _dispatch(self, event: dict[str, Any]) -> None:
         if event.get("origin") == PROCESS_ID:
             return
-        key = event.get("conversation_id") or _conversation_of(event.get("group", ""))
+        key = conversation_of(event.get("group") or "") or event.get("conversation_id")
         if not key:
             return
         if event.get("type") == "chat.frames":
             for frame in event["frames"]:
                 self.post(key, frame, local_only=True)
-        elif event.get("type") == "chat.frame":
-            self.post(key, event["frame"], local_only=True)
         elif event.get("type") == "chat.stop" and key in self.runs:
-            self.runs[key].stop()
+            self.runs[key].cancel("stop")
 
     async def aclose(self) -> None:
-        """Stop runs and the layer receiver (tests, shutdown)."""
-        for handle in list(self.runs.values()):
-            handle.stop()
-        tasks = [h.task for h in self.runs.values() if h.task is not None]
-        await asyncio.gather(*tasks, return_exceptions=True)
+        """Stop runs, background tasks and the layer receiver (tests, shutdown)."""
+        for task in list(self._background):
+            task.cancel()
+        await asyncio.gather(*self._background, return_exceptions=True)
+        running = list(self.runs.values())
+        for handle in running:
+            handle.cancel("shutdown")
+        if running:  # each run resolves `done` once its reply is stored
+            await asyncio.wait([h.done for h in running], timeout=SHUTDOWN_WAIT_SECONDS)
         if self._publisher is not None:
             await asyncio.gather(self._publisher, return_exceptions=True)
         if self._receiver is not None:
             self._receiver.cancel()
             await asyncio.gather(self._receiver, return_exceptions=True)
-
-
-def _conversation_of(group: str) -> str | None:
-    return group[len(GROUP_PREFIX) :] if group.startswith(GROUP_PREFIX) else None
 
 
 _hubs: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Hub] = weakref.WeakKeyDictionary()

@@ -4,14 +4,25 @@ With Redis: `chat:reply:<conversation>` holds the run as JSON and `chat:reply-te
 the text, which the run APPENDs once per chunk before publishing the chunk, so a `sync`
 on any process sees every chunk that a newly joined socket might have missed. Without
 Redis (one process) a dict does the same.
+
+Redis may go away (a restart loses every key): each append checks the length Redis
+answers against the text the run has produced, and writes the whole record again when
+they differ, so `sync` never returns a text that does not start at offset 0. While Redis
+is unreachable these functions log and carry on: the reply itself never depends on them.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+from dataclasses import dataclass
 from typing import Any, TypedDict
 
+from redis.exceptions import RedisError
+
 from .redis import get_redis
+
+logger = logging.getLogger(__name__)
 
 KEY_TTL_SECONDS = 3600  # refreshed by the run's heartbeat; a dead run's keys outlive it
 
@@ -20,6 +31,16 @@ class ReplyProgress(TypedDict):
     run_id: str
     reply_to: str
     text: str
+
+
+@dataclass(frozen=True)
+class Append:
+    """One chunk of a run's text, with the whole text up to and including it."""
+
+    run_id: str
+    reply_to: str
+    text: str
+    whole: str
 
 
 _local: dict[str, ReplyProgress] = {}
@@ -33,52 +54,71 @@ def _text_key(run_id: Any) -> str:
     return f"chat:reply-text:{run_id}"
 
 
-async def astart(*, conversation_id: Any, run_id: Any, reply_to: Any) -> None:
-    """Record that `run_id` is replying to message `reply_to`, with no text yet."""
-    progress: ReplyProgress = {"run_id": str(run_id), "reply_to": str(reply_to), "text": ""}
+async def _write(conversation_id: Any, run_id: str, reply_to: str, text: str) -> None:
     client = get_redis()
     if client is None:
-        _local[str(conversation_id)] = progress
+        _local[str(conversation_id)] = {"run_id": run_id, "reply_to": reply_to, "text": text}
         return
-    meta = json.dumps({"run_id": str(run_id), "reply_to": str(reply_to)})
+    meta = json.dumps({"run_id": run_id, "reply_to": reply_to})
     async with client.pipeline(transaction=True) as pipe:
         pipe.set(_run_key(conversation_id), meta, ex=KEY_TTL_SECONDS)
-        pipe.set(_text_key(run_id), "", ex=KEY_TTL_SECONDS)
+        pipe.set(_text_key(run_id), text, ex=KEY_TTL_SECONDS)
         await pipe.execute()
 
 
-async def aappend(*, conversation_id: Any, run_id: Any, text: str) -> None:
-    """Append one chunk to the reply's text."""
+async def astart(*, conversation_id: Any, run_id: Any, reply_to: Any) -> None:
+    """Record that `run_id` is replying to message `reply_to`, with no text yet."""
+    try:
+        await _write(conversation_id, str(run_id), str(reply_to), "")
+    except RedisError as exc:
+        logger.warning("reply progress of %s not recorded: %s", run_id, exc)
+
+
+async def aappend(*, conversation_id: Any, append: Append) -> None:
+    """Append one chunk to the reply's text (rewriting the record if Redis lost it)."""
     client = get_redis()
     if client is None:
-        progress = _local.get(str(conversation_id))
-        if progress is not None and progress["run_id"] == str(run_id):
-            progress["text"] += text
+        current = _local.get(str(conversation_id))
+        if current is not None and current["run_id"] == append.run_id:
+            current["text"] += append.text
         return
-    await client.append(_text_key(run_id), text)
+    try:
+        length = await client.append(_text_key(append.run_id), append.text)
+        if length != len(append.whole.encode()):
+            await _write(conversation_id, append.run_id, append.reply_to, append.whole)
+    except RedisError as exc:
+        logger.warning("reply progress of %s not recorded: %s", append.run_id, exc)
 
 
 async def atouch(*, conversation_id: Any, run_id: Any) -> None:
     """Keep a live run's keys from expiring."""
     client = get_redis()
-    if client is not None:
+    if client is None:
+        return
+    try:
         async with client.pipeline(transaction=False) as pipe:
             pipe.expire(_run_key(conversation_id), KEY_TTL_SECONDS)
             pipe.expire(_text_key(run_id), KEY_TTL_SECONDS)
             await pipe.execute()
+    except RedisError as exc:
+        logger.warning("reply progress of %s not refreshed: %s", run_id, exc)
 
 
 async def aget(*, conversation_id: Any) -> ReplyProgress | None:
-    """Return the reply in progress of a conversation, or None."""
+    """Return the reply in progress of a conversation, or None (also when Redis is down)."""
     client = get_redis()
     if client is None:
-        progress = _local.get(str(conversation_id))
-        return dict(progress) if progress else None  # type: ignore[return-value]
-    raw = await client.get(_run_key(conversation_id))
-    if not raw:
+        current = _local.get(str(conversation_id))
+        return dict(current) if current else None  # type: ignore[return-value]
+    try:
+        raw = await client.get(_run_key(conversation_id))
+        if not raw:
+            return None
+        meta = json.loads(raw)
+        text = await client.get(_text_key(meta["run_id"])) or ""
+    except RedisError as exc:
+        logger.warning("reply progress of %s unreadable: %s", conversation_id, exc)
         return None
-    meta = json.loads(raw)
-    text = await client.get(_text_key(meta["run_id"])) or ""
     return {"run_id": meta["run_id"], "reply_to": meta["reply_to"], "text": text}
 
 
@@ -86,13 +126,16 @@ async def aclear(*, conversation_id: Any, run_id: Any) -> None:
     """Forget a finished run (only if it is still the conversation's current one)."""
     client = get_redis()
     if client is None:
-        progress = _local.get(str(conversation_id))
-        if progress is not None and progress["run_id"] == str(run_id):
+        current = _local.get(str(conversation_id))
+        if current is not None and current["run_id"] == str(run_id):
             del _local[str(conversation_id)]
         return
-    raw = await client.get(_run_key(conversation_id))
-    async with client.pipeline(transaction=True) as pipe:
-        if raw and json.loads(raw).get("run_id") == str(run_id):
-            pipe.delete(_run_key(conversation_id))
-        pipe.delete(_text_key(run_id))
-        await pipe.execute()
+    try:
+        raw = await client.get(_run_key(conversation_id))
+        async with client.pipeline(transaction=True) as pipe:
+            if raw and json.loads(raw).get("run_id") == str(run_id):
+                pipe.delete(_run_key(conversation_id))
+            pipe.delete(_text_key(run_id))
+            await pipe.execute()
+    except RedisError as exc:  # the keys expire on their own
+        logger.warning("reply progress of %s not cleared: %s", run_id, exc)

@@ -1,19 +1,43 @@
-"""CHAT_RATE_LIMIT ("30/m"): messages a user may send per window, across processes."""
+"""CHAT_RATE_LIMIT ("30/m"): messages a user may send in any window of that length.
+
+A moving (sliding) window, not fixed slots: a user never gets more than the limit in
+any 60 seconds, also across a minute boundary and across processes. The `limits`
+library keeps the window (a Redis list trimmed by one Lua script per hit, on the same
+redis-py client as the rest of the app; in-process memory in the embedded mode).
+
+While Redis is unreachable the check **fails open** (the message goes through, a
+warning is logged): the limit protects the model budget over minutes, and refusing
+every message during a Redis restart would turn a seconds-long blip into an outage.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import math
 import time
+import weakref
 from typing import Any
 
 from django.conf import settings
+from limits import RateLimitItemPerSecond
+from limits.aio.storage import MemoryStorage, RedisStorage, Storage
+from limits.aio.strategies import MovingWindowRateLimiter
+from redis.exceptions import RedisError
 
-from ..errors import RateLimited
+from core.errors import RateLimited
+
 from .redis import get_redis
 
-UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+logger = logging.getLogger(__name__)
 
-# Embedded mode: one process, so a dict of fixed windows is exact.
-_local: dict[str, tuple[float, int]] = {}
+UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+KEY_PREFIX = "chat:rate"
+
+# Storage (and its locks or connections) belongs to the loop that made it.
+_limiters: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, MovingWindowRateLimiter] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def parse_rate(rate: str) -> tuple[int, int]:
@@ -25,40 +49,46 @@ def parse_rate(rate: str) -> tuple[int, int]:
     return int(count), window
 
 
+def _limiter() -> MovingWindowRateLimiter:
+    loop = asyncio.get_running_loop()
+    limiter = _limiters.get(loop)
+    if limiter is None:
+        client = get_redis()
+        storage: Storage
+        if client is None:
+            storage = MemoryStorage()
+        else:
+            storage = RedisStorage(
+                "async+" + settings.REDIS_URL,
+                implementation="redispy",
+                key_prefix=KEY_PREFIX,
+                connection_pool=client.connection_pool,
+            )
+        limiter = _limiters[loop] = MovingWindowRateLimiter(storage)
+    return limiter
+
+
 async def acheck_rate(*, user_id: Any) -> None:
     """Count one message for the user; raise RateLimited past the limit."""
-    limit, window = parse_rate(settings.CHAT_RATE_LIMIT or "0/m")
-    if limit <= 0:
+    count, window = parse_rate(settings.CHAT_RATE_LIMIT or "0/m")
+    if count <= 0:
         return
-    slot = int(time.time() // window)
-    key = f"chat:rate:{user_id}:{slot}"
-    client = get_redis()
-    if client is None:
-        count = _local_incr(key, window)
-    else:
-        # SET NX EX then INCR in one round trip: atomic, unlike cache.aincr.
-        async with client.pipeline(transaction=True) as pipe:
-            pipe.set(key, 0, ex=window, nx=True)
-            pipe.incr(key)
-            _, count = await pipe.execute()
-    if count > limit:
-        retry_after = max(1, int((slot + 1) * window - time.time()) + 1)
-        raise RateLimited(
-            f"More than {limit} messages in {window} seconds; try again later.",
-            retry_after=retry_after,
-        )
-
-
-def _local_incr(key: str, window: int) -> int:
-    # No await inside, so no other task can interleave on this loop.
-    now = time.monotonic()
-    for stale in [k for k, (expires, _) in _local.items() if expires < now]:
-        del _local[stale]
-    expires, count = _local.get(key, (now + window, 0))
-    _local[key] = (expires, count + 1)
-    return count + 1
+    item = RateLimitItemPerSecond(count, window)
+    limiter = _limiter()
+    try:
+        if await limiter.hit(item, str(user_id)):
+            return
+        stats = await limiter.get_window_stats(item, str(user_id))
+    except RedisError as exc:
+        logger.warning("rate limit not checked (Redis unreachable, failing open): %s", exc)
+        return
+    retry_after = max(1, math.ceil(stats.reset_time - time.time()))
+    raise RateLimited(
+        f"More than {count} messages in {window} seconds; try again later.",
+        retry_after=retry_after,
+    )
 
 
 def reset_local_rates() -> None:
-    """Forget the in-process counters (tests)."""
-    _local.clear()
+    """Forget the in-process windows (tests)."""
+    _limiters.clear()

@@ -6,7 +6,7 @@ import pytest
 
 from accounts.models import ApiToken
 from accounts.tokens import authenticate_bearer, create_api_token, revoke_api_token
-from conversations.errors import Invalid, NotFound
+from core.errors import Invalid, NotFound
 
 pytestmark = pytest.mark.django_db
 

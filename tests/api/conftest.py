@@ -13,6 +13,7 @@ from django.utils import timezone
 from accounts.tokens import create_api_token
 from conversations import agent_service, services
 from conversations.models import Conversation, Message
+from tests.support import seed
 
 API = "/api/v1"
 
@@ -94,7 +95,7 @@ def make_conversation(
     conversation = services.create_conversation(user=user, title=title, **fields)
     start = timezone.now() - timedelta(hours=1)
     for i, content in enumerate(contents or []):
-        services.append_message(
+        seed.add_message(
             conversation_id=conversation.id,
             role=Message.Role.USER if i % 2 == 0 else Message.Role.ASSISTANT,
             content=content,

@@ -8,8 +8,10 @@ from django.test import AsyncClient
 
 from accounts.tokens import create_api_token
 from agent.tokens import estimate_tokens
-from conversations import agent_service, services
+from conversations import agent_service
 from conversations.models import Conversation, Message, MessageFeedback
+from tests.support import seed
+from tests.support.fake_turn import FakeAgent
 
 from .conftest import make_conversation
 
@@ -60,7 +62,7 @@ def test_reported_message_is_flagged_for_the_admin(api, alice, admin_client):
     assert Message in site._registry
 
 
-def test_delete_message_renumbers_and_keeps_counters_true(api, alice, fake_agent):
+def test_delete_message_leaves_a_gap_and_keeps_counters_true(api, alice, fake_agent):
     conversation = make_conversation(alice, contents=["u1", "a2", "u3", "a4", "u5", "a6"])
     fourth = conversation.messages.get(sequence_number=4)
     response = api.delete(f"/messages/{fourth.id}")
@@ -68,12 +70,13 @@ def test_delete_message_renumbers_and_keeps_counters_true(api, alice, fake_agent
     assert fake_agent["remove"] == [(str(conversation.id), str(fourth.id))]
     conversation.refresh_from_db()
     rows = list(conversation.messages.order_by("sequence_number"))
+    # Nothing is renumbered: a cursor a client holds (`after=4`) keeps its meaning.
     assert [(m.sequence_number, m.content) for m in rows] == [
         (1, "u1"),
         (2, "a2"),
         (3, "u3"),
-        (4, "u5"),
-        (5, "a6"),
+        (5, "u5"),
+        (6, "a6"),
     ]
     assert conversation.message_count == 5
     assert conversation.total_tokens_used == sum(m.tokens_used for m in rows)
@@ -83,9 +86,9 @@ def test_delete_message_renumbers_and_keeps_counters_true(api, alice, fake_agent
     conversation.refresh_from_db()
     assert conversation.message_count == 4
     assert conversation.last_message_at == rows[-2].created_at
-    # New messages continue the gap-free numbering.
-    added = services.append_message(conversation_id=conversation.id, role="user", content="n")
-    assert added.message.sequence_number == 5
+    # A number once handed out is never handed out again, not even the deleted last one.
+    added = seed.add_message(conversation_id=conversation.id, role="user", content="n")
+    assert added.sequence_number == 7
 
 
 def test_delete_message_the_agent_cannot_forget_changes_nothing(api, alice, monkeypatch):
@@ -110,23 +113,10 @@ def test_unknown_message_is_404(api, fake_agent):
 # --- sending: the same path as the websocket -------------------------------------------
 @pytest.fixture
 def echo_agent(monkeypatch):
-    """An agent turn that answers "echo: <text>" and stores its reply like the real one."""
-
-    async def turn(*, conversation, user_message, reply_id, on_event):
-        await on_event({"type": "token", "text": "echo"})
-        stored = await sync_to_async(services.append_message)(
-            conversation_id=conversation.id,
-            role="assistant",
-            content=f"echo: {user_message.content}",
-            message_id=reply_id,
-            tokens_used=7,
-            finish_reason="end_turn",
-            model="offline",
-            announce=False,
-        )
-        return stored.message
-
-    monkeypatch.setattr(agent_service, "arun_agent_turn", turn)
+    """An agent turn that answers "echo: <text>" (the orchestrator stores it)."""
+    agent = FakeAgent(reply=lambda text: ["echo: ", text], delay=0)
+    monkeypatch.setattr(agent_service, "astart_turn", agent)
+    return agent
 
 
 @pytest.mark.django_db(transaction=True)
@@ -158,9 +148,10 @@ async def test_posting_a_message_runs_one_turn_and_answers_both_messages(alice, 
         assert again.status_code == 200
         assert again.json()["user_message"]["id"] == body["user_message"]["id"]
         refreshed = await Conversation.objects.aget(pk=conversation.pk)
-        # The stand-in reply used 7 tokens; the user's "hello" carries its own estimate.
+        # The reply counts its output tokens; the user's "hello" carries its own estimate.
         assert refreshed.message_count == 2
-        assert refreshed.total_tokens_used == 7 + estimate_tokens("hello")
+        reply_tokens = body["assistant_message"]["tokens_used"]
+        assert refreshed.total_tokens_used == reply_tokens + estimate_tokens("hello")
         empty = await client.post(
             url, {"content": ""}, content_type="application/json", headers=auth
         )

@@ -5,6 +5,7 @@ from django.test import Client
 
 from conversations import services
 from conversations.models import Conversation
+from tests.support import seed
 
 pytestmark = pytest.mark.django_db
 
@@ -28,7 +29,7 @@ def test_staff_see_every_users_conversations(staff_client, alice, bob):
 
 def test_admin_search_finds_message_content(staff_client, alice):
     conversation = services.create_conversation(user=alice, title="Travel")
-    services.append_message(conversation_id=conversation.id, role="user", content="Lisbon in March")
+    seed.add_message(conversation_id=conversation.id, role="user", content="Lisbon in March")
     services.create_conversation(user=alice, title="Other")
     response = staff_client.get("/admin/conversations/conversation/", {"q": "Lisbon"})
     assert "Travel" in response.text
@@ -50,7 +51,7 @@ def test_admin_archive_and_flag_actions(staff_client, alice):
 def test_conversation_page_in_admin_lists_messages_in_order(staff_client, alice):
     conversation = services.create_conversation(user=alice, title="Ordered")
     for text in ("first words", "second words", "third words"):
-        services.append_message(conversation_id=conversation.id, role="user", content=text)
+        seed.add_message(conversation_id=conversation.id, role="user", content=text)
     response = staff_client.get(f"/admin/conversations/conversation/{conversation.id}/change/")
     text = response.text
     assert text.index("first words") < text.index("second words") < text.index("third words")

@@ -6,8 +6,9 @@ import pytest
 from django.db import connection, connections
 
 from conversations import selectors, services
-from conversations.errors import Invalid, NotFound, TooLarge
 from conversations.models import Conversation, Message, Project
+from core.errors import Invalid, NotFound
+from tests.support import seed
 
 pytestmark = pytest.mark.django_db
 
@@ -15,7 +16,7 @@ pytestmark = pytest.mark.django_db
 def test_appending_numbers_messages_and_keeps_counters(alice):
     conversation = services.create_conversation(user=alice, title="Plans")
     for i, tokens in enumerate([5, 7, 11]):
-        services.append_message(
+        seed.add_message(
             conversation_id=conversation.id,
             role="user" if i % 2 == 0 else "assistant",
             content=f"message {i}",
@@ -27,29 +28,6 @@ def test_appending_numbers_messages_and_keeps_counters(alice):
     assert conversation.message_count == 3
     assert conversation.total_tokens_used == 23
     assert conversation.last_message_at == conversation.messages.last().created_at
-
-
-def test_repeated_client_id_returns_the_stored_message(alice):
-    conversation = services.create_conversation(user=alice)
-    first = services.append_message(
-        conversation_id=conversation.id, role="user", content="hello", client_id="abc"
-    )
-    again = services.append_message(
-        conversation_id=conversation.id, role="user", content="hello again", client_id="abc"
-    )
-    assert first.created and not again.created
-    assert again.message.pk == first.message.pk
-    assert again.message.content == "hello"
-    conversation.refresh_from_db()
-    assert conversation.message_count == 1
-
-
-def test_over_long_user_message_is_refused_and_nothing_stored(alice, settings):
-    settings.MESSAGE_MAX_CHARS = 10
-    conversation = services.create_conversation(user=alice)
-    with pytest.raises(TooLarge):
-        services.append_message(conversation_id=conversation.id, role="user", content="x" * 11)
-    assert not Message.objects.exists()
 
 
 def test_over_long_title_is_refused_and_nothing_changed(alice):
@@ -90,7 +68,7 @@ def test_someone_elses_project_cannot_be_attached(alice, bob):
 
 def test_delete_cascades_to_messages(alice):
     conversation = services.create_conversation(user=alice)
-    services.append_message(conversation_id=conversation.id, role="user", content="hi")
+    seed.add_message(conversation_id=conversation.id, role="user", content="hi")
     services.delete_conversation(conversation=conversation)
     assert not Conversation.objects.exists()
     assert not Message.objects.exists()
@@ -120,7 +98,7 @@ def test_concurrent_writers_get_gap_free_numbers_and_exact_counters(alice, requi
         try:
             barrier.wait()
             for i in range(25):
-                services.append_message(
+                seed.add_message(
                     conversation_id=conversation.id,
                     role="user",
                     content=f"w{worker} m{i}",

@@ -4,6 +4,7 @@ import pytest
 
 from conversations import services
 from conversations.models import Conversation
+from tests.support import seed
 
 pytestmark = pytest.mark.django_db
 
@@ -16,7 +17,7 @@ def test_pages_require_login(client):
 
 def test_owner_sees_their_conversation_page(alice_client, alice):
     conversation = services.create_conversation(user=alice, title="Budget review")
-    services.append_message(conversation_id=conversation.id, role="user", content="회의가 언제야?")
+    seed.add_message(conversation_id=conversation.id, role="user", content="회의가 언제야?")
     response = alice_client.get(f"/conversations/{conversation.id}/")
     assert response.status_code == 200
     assert "Budget review" in response.text

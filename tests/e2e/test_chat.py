@@ -8,6 +8,7 @@ from playwright.sync_api import expect
 
 from conversations import services
 from conversations.models import Message
+from tests.support import seed
 
 from .conftest import watch
 
@@ -125,7 +126,7 @@ def _two_turns(user, title="Fork source"):
         ("user", "두 번째 질문입니다."),
         ("assistant", "두 번째 답변입니다."),
     ]:
-        services.append_message(conversation_id=conversation.id, role=role, content=text)
+        seed.add_message(conversation_id=conversation.id, role=role, content=text)
     return conversation
 
 
@@ -171,10 +172,10 @@ def test_export_downloads_a_file_with_the_conversation(new_context, alice, tmp_p
 def test_search_finds_a_korean_word_inside_a_sentence_and_jumps_to_it(new_context, alice):
     conversation = services.create_conversation(user=alice, title="일정")
     for n in range(3):
-        services.append_message(conversation_id=conversation.id, role="user", content=f"잡담 {n}")
-    target = services.append_message(
+        seed.add_message(conversation_id=conversation.id, role="user", content=f"잡담 {n}")
+    target = seed.add_message(
         conversation_id=conversation.id, role="user", content="내일 회의가 오후 세 시에 있어요."
-    ).message
+    )
     page = new_context(alice).new_page()
     page.goto("/")
     page.get_by_placeholder("Search titles and messages").fill("회의")

@@ -9,6 +9,7 @@ from playwright.sync_api import expect
 
 from conversations import services
 from conversations.models import Message
+from tests.support import seed
 
 from .conftest import SCREENSHOTS, watch
 
@@ -47,7 +48,7 @@ def test_xss_payloads_in_messages_stay_inert(new_context, alice, page_errors):
     conversation = services.create_conversation(user=alice, title="<b>bold title</b>")
     for n, payload in enumerate(XSS_PAYLOADS):
         role = Message.Role.USER if n % 2 == 0 else Message.Role.ASSISTANT
-        services.append_message(conversation_id=conversation.id, role=role, content=payload)
+        seed.add_message(conversation_id=conversation.id, role=role, content=payload)
     page = new_context(alice).new_page()
     watch(page, page_errors)
     page.goto(f"/conversations/{conversation.id}/")
@@ -112,7 +113,7 @@ def _demo_conversation(user):
         ("assistant", "내일 회의는 **오후 3시**에 있습니다. 회의실 B에서 열립니다."),
     ]
     for role, content in turns:
-        services.append_message(
+        seed.add_message(
             conversation_id=conversation.id,
             role=role,
             content=content,
@@ -140,7 +141,7 @@ def test_screenshots_of_list_and_conversation(new_context, alice):
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     conversation = _demo_conversation(alice)
     project_conv = services.create_conversation(user=alice, title="Trip to Lisbon")
-    services.append_message(
+    seed.add_message(
         conversation_id=project_conv.id, role="user", content="What should I pack for May?"
     )
     services.create_conversation(user=alice, title="주간 회의 준비")

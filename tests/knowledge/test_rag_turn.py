@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import json
-import uuid
 
 import pytest
 from asgiref.sync import sync_to_async
 from django.db import connections
 
 from agent.checkpoint import close_checkpointers
-from conversations import agent_service, services
+from conversations import services
+from conversations.realtime.hub import aclose_hub, get_hub
+from conversations.replies import start_reply
 from knowledge.services import upload_document
 from tests.support.fake_openai import FakeOpenAI, Reply, ToolCall, forced_tool, message_texts
 
@@ -45,26 +46,35 @@ async def model(settings):
         settings.OPENAI_API_KEY = "test-key"
         settings.OPENAI_BASE_URL = server.base_url
         yield server
+    await aclose_hub()
     await close_checkpointers()
     await sync_to_async(connections.close_all)()
 
 
+class _Sink:
+    """A hub socket that keeps every frame sent to the conversation."""
+
+    token_id = None
+
+    def __init__(self) -> None:
+        self.frames: list[dict] = []
+
+    async def deliver(self, text: str, frame_type: str) -> None:
+        self.frames.append(json.loads(text))
+
+    async def close_with(self, code: int) -> None:
+        pass
+
+
 async def run_turn(user, conversation, text: str):
-    stored = await sync_to_async(services.append_message)(
-        conversation_id=conversation.id, role="user", content=text, created_by=user
-    )
-    frames: list[dict] = []
-
-    async def collect(event):
-        frames.append(event)
-
-    reply = await agent_service.arun_agent_turn(
-        conversation=conversation,
-        user_message=stored.message,
-        reply_id=uuid.uuid4(),
-        on_event=collect,
-    )
-    return reply, frames
+    """Send `text` through the reply orchestrator; return the stored reply and the frames."""
+    hub, sink = get_hub(), _Sink()
+    await hub.join(conversation.id, sink)
+    started = await start_reply(user=user, conversation_id=conversation.id, content=text)
+    reply = await started.assistant_message()
+    await hub.flushed(conversation.id)
+    await hub.leave(conversation.id, sink)
+    return reply, sink.frames
 
 
 async def test_document_passage_reaches_the_model_and_is_cited(model, alice, bob):

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from conversations.errors import Invalid, NotFound, TooLarge
+from core.errors import Invalid, NotFound, TooLarge
 from knowledge import selectors, services
 from knowledge.models import Document, DocumentChunk
 

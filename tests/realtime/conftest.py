@@ -1,11 +1,8 @@
-"""Realtime fixtures: a fake agent that keeps arun_agent_turn's contract, sockets, cleanup."""
+"""Realtime fixtures: a fake agent turn with the runner's contract, sockets, cleanup."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import uuid
-from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
@@ -16,76 +13,16 @@ from django.db import connections
 
 from accounts.tokens import create_api_token
 from conversations import services
-from conversations.models import Message
 from conversations.realtime import ratelimit
 from conversations.realtime.hub import aclose_hub
 from conversations.realtime.redis import aclose_redis
-
-
-@dataclass
-class FakeAgent:
-    """Stands in for conversations.agent_service.arun_agent_turn (same contract)."""
-
-    tokens: list[str] = field(default_factory=lambda: [f"word{i} " for i in range(20)])
-    delay: float = 0.005
-    fail: bool = False
-    gate: asyncio.Event | None = None  # when set, the stream waits here after `gate_after`
-    gate_after: int = 5
-    calls: list[str] = field(default_factory=list)
-
-    async def __call__(
-        self, *, conversation: Any, user_message: Message, reply_id: uuid.UUID, on_event: Any
-    ) -> Message:
-        self.calls.append(user_message.content)
-        content = ""
-        try:
-            await on_event({"type": "thinking", "step": "generate", "content": "writing"})
-            for n, token in enumerate(self.tokens):
-                if self.gate is not None and n == self.gate_after:
-                    await self.gate.wait()
-                await on_event({"type": "token", "index": len(content), "text": token})
-                content += token
-                await asyncio.sleep(self.delay)
-            if self.fail:
-                raise ConnectionError("model server down")
-        except asyncio.CancelledError:
-            await _store(conversation, reply_id, content, "stopped")
-            raise
-        usage = {"input_tokens": 7, "output_tokens": len(self.tokens)}
-        await on_event(
-            {
-                "type": "finished",
-                "message_id": str(reply_id),
-                "content": content,
-                "parts": [],
-                "model": "fake",
-                "finish_reason": "end_turn",
-                "usage": usage,
-                "context": {},
-                "error": None,
-            }
-        )
-        return await _store(conversation, reply_id, content, "end_turn", tokens=len(self.tokens))
-
-
-async def _store(conversation: Any, reply_id: Any, content: str, reason: str, tokens: int = 0):
-    result = await database_sync_to_async(services.append_message)(
-        conversation_id=conversation.pk,
-        role="assistant",
-        content=content,
-        model="fake",
-        finish_reason=reason,
-        tokens_used=tokens,
-        message_id=reply_id,
-        announce=False,
-    )
-    return result.message
+from tests.support.fake_turn import FakeAgent
 
 
 @pytest.fixture
 def fake_agent(monkeypatch) -> FakeAgent:
     agent = FakeAgent()
-    monkeypatch.setattr("conversations.agent_service.arun_agent_turn", agent)
+    monkeypatch.setattr("conversations.agent_service.astart_turn", agent)
     return agent
 
 

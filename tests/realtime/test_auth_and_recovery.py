@@ -9,9 +9,11 @@ from channels.db import database_sync_to_async
 from django.utils import timezone
 
 from conversations import agent_service
-from conversations.errors import Conflict
-from conversations.models import Conversation, Message
-from conversations.realtime import progress, start_reply
+from conversations.models import Message, ReplyRun
+from conversations.realtime import progress
+from conversations.replies import start_reply
+from core.errors import Conflict
+from tests.support import seed
 
 from .conftest import make_conversation, make_token, open_socket, receive, receive_until
 
@@ -85,15 +87,18 @@ async def test_a_dead_processs_reply_is_stored_as_interrupted(alice):
     run_id = "11111111-2222-3333-4444-555555555555"
     await database_sync_to_async(_fake_dead_run)(conversation, run_id)
     await progress.astart(conversation_id=conversation.pk, run_id=run_id, reply_to="x")
-    await progress.aappend(conversation_id=conversation.pk, run_id=run_id, text="half a rep")
+    text = "half a rep"
+    await progress.aappend(
+        conversation_id=conversation.pk, append=progress.Append(run_id, "x", text, text)
+    )
     comm = open_socket(conversation.id, token=await make_token(alice))
     assert (await comm.connect())[0]
     frames = await receive_until(comm, "generation.finished")
     assert frames[-1]["finish_reason"] == "interrupted"
     reply = await Message.objects.aget(pk=run_id)
     assert (reply.content, reply.finish_reason) == ("half a rep", "interrupted")
-    fresh = await Conversation.objects.aget(pk=conversation.pk)
-    assert fresh.active_run_id is None
+    run = await ReplyRun.objects.aget(pk=run_id)
+    assert run.status == "finished" and run.finished_at is not None
     # The dead process saved no checkpoint; the agent still remembers the exchange.
     memory = await agent_service.aread_agent_memory(conversation.pk)
     assert [(m["role"], m["content"]) for m in memory["messages"]] == [
@@ -103,13 +108,15 @@ async def test_a_dead_processs_reply_is_stored_as_interrupted(alice):
     await comm.disconnect()
 
 
-def _fake_dead_run(conversation, run_id):
-    from conversations import services
-
-    services.append_message(conversation_id=conversation.pk, role="user", content="hi")
-    Conversation.objects.filter(pk=conversation.pk).update(
-        active_run_id=run_id, active_run_heartbeat=timezone.now() - timedelta(minutes=5)
+def _fake_run(conversation, run_id, heartbeat_at):
+    question = seed.add_message(conversation_id=conversation.pk, role="user", content="hi")
+    ReplyRun.objects.create(
+        id=run_id, conversation=conversation, reply_to=question, heartbeat_at=heartbeat_at
     )
+
+
+def _fake_dead_run(conversation, run_id):
+    _fake_run(conversation, run_id, timezone.now() - timedelta(minutes=5))
 
 
 async def test_start_reply_returns_the_stored_assistant_message(alice, fake_agent):
@@ -149,10 +156,4 @@ async def test_a_message_while_a_live_reply_runs_is_busy_and_stores_nothing(alic
 
 
 def _fake_live_run(conversation):
-    from conversations import services
-
-    services.append_message(conversation_id=conversation.pk, role="user", content="hi")
-    Conversation.objects.filter(pk=conversation.pk).update(
-        active_run_id="33333333-4444-5555-6666-777777777777",
-        active_run_heartbeat=timezone.now(),
-    )
+    _fake_run(conversation, "33333333-4444-5555-6666-777777777777", timezone.now())

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 from channels.db import database_sync_to_async
 
-from conversations.models import Conversation, Message
+from conversations.models import ReplyRun, Conversation, Message
 
 from .conftest import make_conversation, make_token, open_socket, receive, receive_until
 
@@ -108,7 +108,7 @@ async def test_stop_from_another_socket_stores_the_partial_reply(alice, fake_age
     rows = await stored(conversation.id)
     assert rows[-1].finish_reason == "stopped"
     conversation = await Conversation.objects.aget(pk=conversation.pk)
-    assert conversation.active_run_id is None
+    assert not await ReplyRun.objects.filter(conversation=conversation, status="running").aexists()
     await first.disconnect()
     await second.disconnect()
 

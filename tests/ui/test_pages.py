@@ -3,6 +3,7 @@ from __future__ import annotations
 import pytest
 
 from conversations import services
+from tests.support import seed
 
 pytestmark = pytest.mark.django_db
 
@@ -11,7 +12,7 @@ def _conversation_with_messages(user, n: int, title: str = "Long"):
     conversation = services.create_conversation(user=user, title=title)
     for i in range(1, n + 1):
         role = "user" if i % 2 else "assistant"
-        services.append_message(conversation_id=conversation.id, role=role, content=f"msg {i}")
+        seed.add_message(conversation_id=conversation.id, role=role, content=f"msg {i}")
     return conversation
 
 
@@ -40,9 +41,9 @@ def test_jumping_to_an_old_message_loads_from_it(alice_client, alice):
 
 def test_message_fragment_renders_one_sanitized_message(alice_client, alice):
     conversation = services.create_conversation(user=alice)
-    message = services.append_message(
+    message = seed.add_message(
         conversation_id=conversation.id, role="assistant", content="**hi** <script>x()</script>"
-    ).message
+    )
     url = f"/conversations/{conversation.id}/messages/{message.id}/fragment/"
     html = alice_client.get(url).text
     assert "<strong>hi</strong>" in html
@@ -51,9 +52,7 @@ def test_message_fragment_renders_one_sanitized_message(alice_client, alice):
 
 def test_message_fragment_of_someone_elses_message_is_404(bob_client, alice):
     conversation = services.create_conversation(user=alice)
-    message = services.append_message(
-        conversation_id=conversation.id, role="user", content="mine"
-    ).message
+    message = seed.add_message(conversation_id=conversation.id, role="user", content="mine")
     url = f"/conversations/{conversation.id}/messages/{message.id}/fragment/"
     assert bob_client.get(url).status_code == 404
     assert (
@@ -64,9 +63,7 @@ def test_message_fragment_of_someone_elses_message_is_404(bob_client, alice):
 
 def test_list_search_shows_highlighted_korean_hits(alice_client, alice):
     conversation = services.create_conversation(user=alice, title="일정")
-    services.append_message(
-        conversation_id=conversation.id, role="user", content="내일 회의가 있어요"
-    )
+    seed.add_message(conversation_id=conversation.id, role="user", content="내일 회의가 있어요")
     html = alice_client.get("/", {"q": "회의"}).text
     assert "<mark>회의</mark>" in html
     assert f"/conversations/{conversation.id}/?at=1#msg-" in html

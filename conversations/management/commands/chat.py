@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 import uuid
 
-from asgiref.sync import sync_to_async
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from agent.tokens import estimate_tokens
 from conversations import agent_service, selectors, services
-from conversations.errors import ServiceError
+from conversations.realtime.hub import aclose_hub, get_hub
+from conversations.replies import start_reply
+from core.errors import ServiceError
 
 from .demo import DEMO_USERNAME
 
@@ -48,6 +49,9 @@ class Command(BaseCommand):
 
     async def _chat(self, owner, conversation_id: uuid.UUID) -> None:
         loop = asyncio.get_running_loop()
+        hub = get_hub()
+        printer = _Printer(self)
+        await hub.join(conversation_id, printer)
         try:
             while True:
                 line = await loop.run_in_executor(None, sys.stdin.readline)
@@ -55,39 +59,41 @@ class Command(BaseCommand):
                     return
                 text = line.rstrip("\n")
                 if text.strip():
-                    await self._turn(owner, conversation_id, text)
+                    await self._turn(owner, conversation_id, text, printer)
         finally:
+            await hub.leave(conversation_id, printer)
+            await aclose_hub()
             await agent_service.aclose_agent_resources()
 
-    async def _turn(self, owner, conversation_id: uuid.UUID, text: str) -> None:
+    async def _turn(self, owner, conversation_id: uuid.UUID, text: str, printer: _Printer) -> None:
+        """Send one line through the same path as the web app (slot, rate limit, frames)."""
         try:
-            stored = await sync_to_async(services.append_message)(
-                conversation_id=conversation_id,
-                role="user",
-                content=text,
-                created_by=owner,
-                tokens_used=estimate_tokens(text),
-            )
+            started = await start_reply(user=owner, conversation_id=conversation_id, content=text)
+            reply = await started.assistant_message()
         except ServiceError as exc:
             self.stderr.write(f"error: {exc.message}")
             return
-        conversation = await selectors.aget_conversation_for_user(
-            user=owner, conversation_id=conversation_id
-        )
-
-        async def show(event) -> None:
-            if event["type"] == "token":
-                self.stdout.write(event["text"], ending="")
-                self.stdout.flush()
-            elif event["type"] == "thinking" and self.verbosity > 1:
-                self.stderr.write(f"[{event['step']}] {event['content']}")
-
-        reply = await agent_service.arun_agent_turn(
-            conversation=conversation,
-            user_message=stored.message,
-            reply_id=uuid.uuid4(),
-            on_event=show,
-        )
+        await get_hub().flushed(conversation_id)
         self.stdout.write("")
-        if reply.finish_reason not in {"end_turn", ""}:
+        if reply is not None and reply.finish_reason not in {"end_turn", ""}:
             self.stderr.write(f"[{reply.finish_reason}]")
+
+
+class _Printer:
+    """A hub socket that prints the conversation's frames to the terminal."""
+
+    token_id = None
+
+    def __init__(self, command: Command) -> None:
+        self.command = command
+
+    async def deliver(self, text: str, frame_type: str) -> None:
+        if frame_type == "token":
+            self.command.stdout.write(json.loads(text)["text"], ending="")
+            self.command.stdout.flush()
+        elif frame_type == "thinking" and self.command.verbosity > 1:
+            frame = json.loads(text)
+            self.command.stderr.write(f"[{frame['step']}] {frame['content']}")
+
+    async def close_with(self, code: int) -> None:
+        """Nothing to close: the terminal stays."""

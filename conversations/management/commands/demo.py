@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 from django.contrib.auth import get_user_model
@@ -9,6 +10,8 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from conversations import services
+from conversations.exports import EXPORT_FORMAT, EXPORT_VERSION
+from conversations.imports import import_conversation
 from conversations.models import Project
 
 DEMO_USERNAME = "demo"
@@ -81,18 +84,26 @@ class Command(BaseCommand):
         )
 
     def _create_conversations(self, user) -> None:
+        # Sample history is brought in the way users bring theirs: as an import, so the
+        # one writer of new user messages (the reply orchestrator) stays the only one.
         for title, project_name, messages in DEMO_CONVERSATIONS:
-            project = None
+            export = {
+                "format": EXPORT_FORMAT,
+                "version": EXPORT_VERSION,
+                "conversation": {"title": title},
+                "messages": [
+                    {
+                        "role": role,
+                        "content": content,
+                        "sequence_number": n,
+                        "model": "" if role == "user" else "demo",
+                        "tokens_used": len(content) // 3,
+                        "finish_reason": "" if role == "user" else "end_turn",
+                    }
+                    for n, (role, content) in enumerate(messages, start=1)
+                ],
+            }
+            conversation = import_conversation(user=user, raw=json.dumps(export))
             if project_name:
                 project, _ = Project.objects.get_or_create(owner=user, name=project_name)
-            conversation = services.create_conversation(user=user, title=title, project=project)
-            for role, content in messages:
-                services.append_message(
-                    conversation_id=conversation.id,
-                    role=role,
-                    content=content,
-                    created_by=user if role == "user" else None,
-                    model="" if role == "user" else "demo",
-                    tokens_used=len(content) // 3,
-                    finish_reason="" if role == "user" else "end_turn",
-                )
+                services.update_conversation(conversation=conversation, project=project)

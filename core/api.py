@@ -1,4 +1,8 @@
-"""The API object: authentication (Bearer token or session + CSRF) and SPEC's error shape."""
+"""The API root's shared parts: session auth with CSRF, the body parser, SPEC's error shape.
+
+The project assembles the one `NinjaAPI` (chatsite/api.py) from `build_api` and the
+routers of each app; this module imports no feature app.
+"""
 
 from __future__ import annotations
 
@@ -11,11 +15,10 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.parser import Parser
-from ninja.security import APIKeyCookie, HttpBearer
+from ninja.security import APIKeyCookie
 from ninja.utils import check_csrf
 
-from accounts.tokens import authenticate_bearer
-from conversations.errors import RateLimited, ServiceError
+from .errors import RateLimited, ServiceError
 
 SAFE_METHODS = {"GET", "HEAD", "OPTIONS", "TRACE"}
 HTTP_CODES = {
@@ -29,13 +32,6 @@ HTTP_CODES = {
     422: "invalid",
     429: "rate_limited",
 }
-
-
-class BearerAuth(HttpBearer):
-    """`Authorization: Bearer <token>` with an API token (no CSRF: no cookie involved)."""
-
-    def authenticate(self, request: HttpRequest, token: str) -> Any | None:
-        return authenticate_bearer(f"Bearer {token}")
 
 
 class SessionAuth(APIKeyCookie):
@@ -78,23 +74,24 @@ class BodyParser(Parser):
         return json.loads(request.body)
 
 
-api = NinjaAPI(
-    title="Chat API",
-    version="1",
-    description="Conversations, messages, search, fork, summarize, export and import.",
-    urls_namespace="api",
-    auth=[BearerAuth(), SessionAuth()],
-    parser=BodyParser(),
-)
+_HANDLERS: list[tuple[type[Exception], Any]] = []
 
 
-@api.exception_handler(ServiceError)
+def _handles(exc_class: type[Exception]):
+    def register(handler):
+        _HANDLERS.append((exc_class, handler))
+        return handler
+
+    return register
+
+
+@_handles(ServiceError)
 def on_service_error(request: HttpRequest, exc: ServiceError) -> HttpResponse:
     headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, RateLimited) else {}
     return error_response(exc.status, exc.code, exc.message, **headers)
 
 
-@api.exception_handler(ValidationError)
+@_handles(ValidationError)
 def on_validation_error(request: HttpRequest, exc: ValidationError) -> HttpResponse:
     problems = []
     for error in exc.errors[:5]:
@@ -103,21 +100,36 @@ def on_validation_error(request: HttpRequest, exc: ValidationError) -> HttpRespo
     return error_response(422, "invalid", "; ".join(problems) or "Invalid input.")
 
 
-@api.exception_handler(AuthenticationError)
+@_handles(AuthenticationError)
 def on_authentication_error(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
     return error_response(401, "unauthorized", "Log in or send a valid Bearer token.")
 
 
-@api.exception_handler(HttpError)
+@_handles(HttpError)
 def on_http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
     return error_response(exc.status_code, HTTP_CODES.get(exc.status_code, "error"), str(exc))
 
 
-@api.exception_handler(RequestDataTooBig)
+@_handles(RequestDataTooBig)
 def on_too_big(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
     return error_response(413, "too_long", "The request body is too large.")
 
 
-@api.exception_handler(Http404)
+@_handles(Http404)
 def on_not_found(request: HttpRequest, exc: Http404) -> HttpResponse:
     return error_response(404, "not_found", "Not found.")
+
+
+def build_api(*, auth: list[Any]) -> NinjaAPI:
+    """Return the API object with SPEC's error shape for every failure it can see."""
+    api = NinjaAPI(
+        title="Chat API",
+        version="1",
+        description="Conversations, messages, search, fork, summarize, export and import.",
+        urls_namespace="api",
+        auth=auth,
+        parser=BodyParser(),
+    )
+    for exc_class, handler in _HANDLERS:
+        api.exception_handler(exc_class)(handler)
+    return api

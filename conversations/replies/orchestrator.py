@@ -1,0 +1,410 @@
+"""The reply run's one owner: claim → stream → store and free the slot → announce → follow-ups.
+
+Every websocket `message.send`, API `POST …/messages` and terminal chat line goes through
+`start_reply`. The run is a task owned by the process (its hub), not by the socket that
+asked: it keeps running when that socket closes. However it ends (finished, stopped,
+failed, the process shutting down) `ReplyRun._finish` stores the reply and frees the
+conversation's slot in one transaction, then announces it once. Nothing else stores or
+announces a reply. A run whose conversation is deleted is cancelled and stores nothing.
+Follow-ups (the automatic summary) run as separate tasks after the announcement.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any, Literal
+
+from django.conf import settings
+from django.utils import timezone
+
+from agent.events import AgentEvent, FinishedEvent
+from agent.runner import Turn
+from core.db_async import db_async
+from core.errors import Invalid, NotFound, TooLarge
+
+from .. import agent_service, events, summaries
+from ..models import Conversation, Message, ReplyRun
+from ..realtime import progress
+from ..realtime.coalescer import Coalescer
+from ..realtime.frames import ErrorFrame, Generation, SyncStateFrame, Usage
+from ..realtime.hub import PROCESS_ID, Hub, RunHandle, get_hub
+from ..realtime.ratelimit import acheck_rate
+from ..selectors import access_conversation
+from . import store
+
+logger = logging.getLogger(__name__)
+
+CLIENT_ID_MAX_LENGTH = 100
+CancelWhy = Literal["stop", "deleted", "shutdown"]
+ErrorCallback = Callable[[ErrorFrame], Awaitable[None]]
+
+_access = db_async(access_conversation, close_serial=False)
+_claim = db_async(store.claim_reply, close_serial=False)
+_finish = db_async(store.finish_run)
+_finish_stale = db_async(store.finish_stale_run)
+_running_run = db_async(store.running_run)
+_load_sync = db_async(store.load_sync)
+_beat = db_async(store.beat)
+
+
+@dataclass(frozen=True)
+class StartedReply:
+    """The stored user message and the reply answering it."""
+
+    user_message: Message
+    run_id: uuid.UUID | None  # None: a repeated client_id whose reply is not running here
+    created: bool  # False: the client_id was seen before; nothing new was stored
+    _done: asyncio.Future[Message | None] = field(repr=False)
+
+    def assistant_message(self) -> Awaitable[Message | None]:
+        """Wait for the stored reply (cancelling the wait leaves the reply running).
+
+        Raises NotFound if the conversation was deleted while the reply ran.
+        """
+        return asyncio.shield(self._done)
+
+
+def clean_content(content: Any) -> str:
+    """Return a user message's text, or raise Invalid / TooLarge."""
+    if not isinstance(content, str) or not content.strip():
+        raise Invalid("content must be a non-empty string.")
+    if len(content) > settings.MESSAGE_MAX_CHARS:
+        raise TooLarge(f"Message is longer than {settings.MESSAGE_MAX_CHARS} characters.")
+    if "\x00" in content or _has_lone_surrogate(content):
+        raise Invalid("content holds a NUL byte or a lone surrogate, which text cannot store.")
+    return content
+
+
+def _has_lone_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def clean_client_id(client_id: Any) -> str | None:
+    """Return a message's idempotency key, or raise Invalid."""
+    if client_id is None:
+        return None
+    if (
+        not isinstance(client_id, str)
+        or not 0 < len(client_id) <= CLIENT_ID_MAX_LENGTH
+        or not client_id.isprintable()
+    ):
+        raise Invalid(f"client_id must be a string of 1 to {CLIENT_ID_MAX_LENGTH} characters.")
+    return client_id
+
+
+async def start_reply(
+    *,
+    user: Any,
+    conversation_id: Any,
+    content: Any,
+    client_id: Any = None,
+    on_error: ErrorCallback | None = None,
+) -> StartedReply:
+    """Store the user's message (once per client_id) and start the reply to it.
+
+    Raises NotFound, Invalid, TooLarge, RateLimited, or Conflict(code="busy") when a
+    reply is already running in the conversation; none of them stores anything.
+    `on_error` hears `llm_unavailable` if the model fails.
+    """
+    content = clean_content(content)
+    client_id = clean_client_id(client_id)
+    await acheck_rate(user_id=user.pk)
+    hub = get_hub()
+
+    async def claim() -> store.Claim:
+        return await _claim(
+            user=user,
+            conversation_id=conversation_id,
+            content=content,
+            client_id=client_id,
+            run_id=uuid.uuid4(),
+            owner=PROCESS_ID,
+        )
+
+    try:
+        claimed = await claim()
+    except store.Busy as busy:
+        # The running reply may belong to a process that died: finish it, then go on.
+        if not await arecover_stale_run(busy.run):
+            raise
+        claimed = await claim()
+    if not claimed.created:
+        return _repeated(hub, claimed)
+    run = ReplyRunner(hub, claimed, on_error)
+    await run.begin()
+    return StartedReply(claimed.user_message, run.run_id, True, run.done)
+
+
+def _repeated(hub: Hub, claimed: store.Claim) -> StartedReply:
+    handle = hub.runs.get(str(claimed.conversation.pk))
+    running = claimed.run is not None and claimed.run.status == ReplyRun.Status.RUNNING
+    if running and handle is not None and handle.run_id == claimed.run.pk:
+        return StartedReply(claimed.user_message, handle.run_id, False, handle.done)
+    done: asyncio.Future[Message | None] = hub.loop.create_future()
+    done.set_result(claimed.reply)
+    return StartedReply(claimed.user_message, None, False, done)
+
+
+async def stop_reply(*, user: Any, conversation_id: Any) -> bool:
+    """Stop the conversation's running reply wherever it runs; say whether one was running.
+
+    The run stores its partial text with finish_reason "stopped". Raises NotFound.
+    """
+    conversation = await _access(user=user, conversation_id=conversation_id)
+    run = await _running_run(conversation_id=conversation.pk)
+    if run is None:
+        return False
+    if await arecover_stale_run(run):
+        return True
+    await get_hub().request_stop(conversation.pk)
+    return True
+
+
+async def sync_state(*, user: Any, conversation_id: Any, after: int) -> SyncStateFrame:
+    """Return the messages after sequence number `after` and the reply in progress."""
+    conversation = await _access(user=user, conversation_id=conversation_id)
+    await arecover_if_stale(conversation)
+    key = str(conversation.pk)
+    # Read the progress before the rows: a reply stored in between is then in the rows.
+    handle = get_hub().runs.get(key)
+    if handle is not None:  # ours: the text is right here, Redis or not
+        current: Generation | None = {"run_id": str(handle.run_id), "text": handle.text()}
+    else:
+        found = await progress.aget(conversation_id=key)
+        current = {"run_id": found["run_id"], "text": found["text"]} if found else None
+    run_id = current["run_id"] if current else None
+    messages, stored = await _load_sync(conversation_id=conversation.pk, after=after, run_id=run_id)
+    return events.sync_state(messages, None if stored else current)
+
+
+# --- runs of dead processes -------------------------------------------------------------
+def stale_before() -> Any:
+    """Return the time before which a running run's heartbeat means its process died."""
+    return timezone.now() - timedelta(seconds=settings.CHAT_RUN_STALE_SECONDS)
+
+
+async def arecover_if_stale(conversation: Conversation) -> bool:
+    """Finish the conversation's run if its process died; say whether one was."""
+    run = await _running_run(conversation_id=conversation.pk)
+    return run is not None and await arecover_stale_run(run)
+
+
+async def arecover_stale_run(run: ReplyRun) -> bool:
+    """Store a run whose heartbeat lapsed as `interrupted` and announce it; say if it was."""
+    hub, key = get_hub(), str(run.conversation_id)
+    limit = stale_before()
+    if key in hub.runs or run.heartbeat_at >= limit:
+        return False  # alive (here, or its process still beats)
+    current = await progress.aget(conversation_id=key)
+    text = current["text"] if current and current["run_id"] == str(run.pk) else ""
+    finished = await _finish_stale(run_id=run.pk, stale_before=limit, content=text)
+    if finished is None:
+        return False
+    logger.warning("reply %s: its process died; stored as interrupted", run.pk)
+    await progress.aclear(conversation_id=key, run_id=run.pk)
+    if finished.question is not None:
+        try:  # before announcing: a client told the turn ended may ask the agent about it
+            await agent_service.arecord_cut_off_turn(
+                question=finished.question, reply=finished.message
+            )
+        except Exception:  # the rows are right; only the agent's memory of this turn is short
+            logger.exception("reply %s: could not record the cut-off turn in memory", run.pk)
+    _announce(finished, usage=None)
+    return True
+
+
+def _announce(finished: store.Finished, *, usage: Usage | None) -> None:
+    """Tell every socket and the owner's list pages that a reply is stored (once)."""
+    conversation = finished.conversation
+    owner = conversation.created_by_id
+    events.publish(events.message_created(finished.message), conversation_id=conversation.pk)
+    events.publish(
+        events.conversation_updated(conversation), conversation_id=conversation.pk, user_id=owner
+    )
+    # Last: a client can treat it as the end of the run's frames.
+    events.publish(
+        events.generation_finished(finished.message, usage=usage), conversation_id=conversation.pk
+    )
+
+
+# --- the run ----------------------------------------------------------------------------
+class ReplyRunner:
+    """One reply run in this process, from its claim to its follow-ups."""
+
+    def __init__(self, hub: Hub, claimed: store.Claim, on_error: ErrorCallback | None) -> None:
+        assert claimed.run is not None
+        self.hub = hub
+        self.conversation = claimed.conversation
+        self.question = claimed.user_message
+        self.run_id: uuid.UUID = claimed.run.pk
+        self.key = str(self.conversation.pk)
+        self.on_error = on_error
+        self.done: asyncio.Future[Message | None] = hub.loop.create_future()
+        self.coalescer = Coalescer(
+            loop=hub.loop,
+            run_id=str(self.run_id),
+            reply_to=str(self.question.pk),
+            post=self._post,
+            token=events.token,
+        )
+        self.handle = RunHandle(
+            self.key, self.run_id, self.done, self.cancel, lambda: self.coalescer.text
+        )
+        self.turn: Turn | None = None
+        self.why: CancelWhy | None = None
+        self.started = False  # a task cancelled before its first step would skip _finish
+        self.finishing = False
+        self.task: asyncio.Task[None] | None = None
+
+    def _post(self, frame: Any, append: progress.Append | None) -> None:
+        events.publish(frame, conversation_id=self.key, append=append)
+
+    async def begin(self) -> None:
+        """Announce the user's message and start the run's task."""
+        events.publish(events.message_created(self.question), conversation_id=self.key)
+        events.publish(
+            events.conversation_updated(self.conversation),
+            conversation_id=self.key,
+            user_id=self.conversation.created_by_id,
+        )
+        await progress.astart(
+            conversation_id=self.key, run_id=self.run_id, reply_to=self.question.pk
+        )
+        await self.hub.add_run(self.handle)
+        self.task = self.hub.loop.create_task(self._run(), name=f"reply-{self.run_id}")
+
+    def cancel(self, why: CancelWhy) -> None:
+        """Stop the run (a stop request, its conversation deleted, the process ending)."""
+        if self.finishing or self.why is not None:
+            return
+        self.why = why
+        if why == "deleted" and self.turn is not None:
+            self.turn.discard()
+        if self.started and self.task is not None:
+            self.task.cancel()
+
+    async def _run(self) -> None:
+        """Stream one agent turn and store the reply however it ends."""
+        finished: FinishedEvent | None = None
+        reason: str = Message.FinishReason.ERROR
+        self.started = True
+        heartbeat = self.hub.loop.create_task(self._beat())
+        try:
+            if self.why is not None:  # cancelled before it began
+                raise asyncio.CancelledError
+            self.coalescer.post(
+                events.generation_started(run_id=self.run_id, reply_to=self.question.pk)
+            )
+            self.turn = await agent_service.astart_turn(
+                conversation=self.conversation, user_message=self.question, reply_id=self.run_id
+            )
+            if self.why == "deleted":
+                self.turn.discard()
+            async for event in self.turn.events():
+                if event["type"] == "finished":
+                    finished = event
+                else:
+                    self._relay(event)
+            reason = finished["finish_reason"] if finished else Message.FinishReason.ERROR
+        except asyncio.CancelledError:
+            finished = self.turn.finished if self.turn is not None else None
+            reason = {
+                "stop": Message.FinishReason.STOPPED,
+                "deleted": Message.FinishReason.STOPPED,
+            }.get(self.why or "", Message.FinishReason.INTERRUPTED)
+        except Exception:
+            logger.exception("reply %s failed", self.run_id)
+        finally:
+            self.finishing = True
+            heartbeat.cancel()
+            self.coalescer.flush()  # the last chunk leaves before the stored reply is announced
+            await self._finish(finished, reason)
+
+    def _relay(self, event: AgentEvent) -> None:
+        if event["type"] == "token":
+            self.coalescer.add_token(event["text"])
+        elif event["type"] == "thinking":
+            frame = events.thinking(
+                run_id=self.run_id, step=event["step"], content=event["content"]
+            )
+            self.coalescer.post(frame)
+        elif event["type"] == "sources":
+            self.coalescer.post(events.sources(run_id=self.run_id, items=event["items"]))
+
+    def _reply(self, finished: FinishedEvent | None, reason: str) -> store.Reply:
+        fields: dict[str, Any] = {"parts": [], "model": "", "tokens_used": None, "metadata": {}}
+        if finished is not None:
+            fields = agent_service.reply_fields(finished)
+        # What the sockets were sent is what the user saw: that text is the reply.
+        fields.update(content=self.coalescer.text, finish_reason=reason)
+        return store.Reply(**fields)
+
+    async def _finish(self, finished: FinishedEvent | None, reason: str) -> None:
+        stored: Message | None = None
+        try:
+            if self.why == "deleted":
+                await self._forget()
+            else:
+                reply = self._reply(finished, reason)
+                result = await asyncio.shield(_finish(run_id=self.run_id, reply=reply))
+                if result is not None:
+                    stored = result.message
+                    _announce(result, usage=finished["usage"] if finished else None)
+                    self._follow_up(result)
+            await progress.aclear(conversation_id=self.key, run_id=self.run_id)
+        except Exception:
+            logger.exception("reply %s: could not store the reply", self.run_id)
+        finally:
+            await self.hub.remove_run(self.handle)
+            if not self.done.done():
+                if stored is None and self.why == "deleted":
+                    self.done.set_exception(NotFound("Conversation not found."))
+                    self.done.exception()  # retrieved: nobody may be waiting
+                else:
+                    self.done.set_result(stored)
+        if stored is not None and stored.finish_reason == Message.FinishReason.ERROR:
+            await self.hub.flushed(self.key)  # after generation.finished, not before it
+            await self._notify_error()
+
+    async def _forget(self) -> None:
+        """The conversation is gone: drop what the turn may have checkpointed meanwhile."""
+        logger.info("reply %s: conversation deleted; run cancelled", self.run_id)
+        try:
+            await agent_service.adelete_agent_thread(self.key)
+        except Exception:
+            logger.warning("reply %s: could not drop the agent thread", self.run_id)
+
+    def _follow_up(self, finished: store.Finished) -> None:
+        """Schedule what may run after the reply is out (never delays it)."""
+        conversation = finished.conversation
+        self.hub.start_task(
+            summaries.maybe_auto_summarize(conversation.pk, current=conversation),
+            name=f"auto-summary-{conversation.pk}",
+        )
+
+    async def _notify_error(self) -> None:
+        if self.on_error is None:
+            return
+        try:
+            await self.on_error(events.error("llm_unavailable", "The model did not answer."))
+        except Exception:
+            logger.debug("the socket that asked for %s is gone", self.run_id)
+
+    async def _beat(self) -> None:
+        """Refresh the run's heartbeat so other processes know it is alive."""
+        while True:
+            await asyncio.sleep(settings.CHAT_RUN_HEARTBEAT_SECONDS)
+            try:
+                await _beat(run_id=self.run_id)
+                await progress.atouch(conversation_id=self.key, run_id=self.run_id)
+            except Exception:
+                logger.exception("reply %s: heartbeat failed", self.run_id)

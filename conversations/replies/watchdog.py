@@ -1,0 +1,82 @@
+"""One watchdog task per server process, every CHAT_RUN_HEARTBEAT_SECONDS.
+
+- Runs whose process died (heartbeat older than CHAT_RUN_STALE_SECONDS) are stored as
+  `interrupted` and announced, so a socket watching from another process leaves its
+  "generating" state without sending anything. Every process looks at every stale run;
+  the conditional store lets exactly one of them win.
+- Sockets opened with an API token that has since been revoked are closed with 4401.
+- After a channel-layer outage (Redis restarting) the hub subscribes again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import weakref
+from typing import Any
+
+from django.conf import settings
+
+from accounts.tokens import live_token_ids
+from core.db_async import db_async
+
+from ..models import ReplyRun
+from ..realtime.hub import Hub
+from . import store
+from .orchestrator import arecover_stale_run, stale_before
+
+logger = logging.getLogger(__name__)
+
+CLOSE_TOKEN_REVOKED = 4401
+
+_stale_runs = db_async(store.stale_runs)
+_live_tokens = db_async(live_token_ids)
+_watchdogs: weakref.WeakKeyDictionary[Hub, asyncio.Task[None]] = weakref.WeakKeyDictionary()
+
+
+def _load_run(run_id: Any) -> ReplyRun | None:
+    return ReplyRun.objects.filter(pk=run_id).first()
+
+
+_aload_run = db_async(_load_run)
+
+
+def ensure_watchdog(hub: Hub) -> None:
+    """Start the process's watchdog if it is not running yet."""
+    task = _watchdogs.get(hub)
+    if task is None or task.done():
+        _watchdogs[hub] = hub.start_task(_watch(hub), name="reply-watchdog")
+
+
+async def _watch(hub: Hub) -> None:
+    while True:
+        await asyncio.sleep(settings.CHAT_RUN_HEARTBEAT_SECONDS)
+        for check in (recover_stale_runs, close_revoked_sockets, Hub.resubscribe):
+            try:
+                await check(hub)
+            except Exception:
+                logger.exception("watchdog: %s failed", check.__name__)
+
+
+async def recover_stale_runs(hub: Hub) -> int:
+    """Store every run of a dead process as interrupted; return how many."""
+    recovered = 0
+    for run_id in await _stale_runs(stale_before=stale_before()):
+        run = await _aload_run(run_id)
+        if run is not None and await arecover_stale_run(run):
+            recovered += 1
+    return recovered
+
+
+async def close_revoked_sockets(hub: Hub) -> int:
+    """Close the sockets whose API token was revoked; return how many."""
+    sockets: list[Any] = [s for s in hub.all_sockets() if getattr(s, "token_id", None)]
+    if not sockets:
+        return 0
+    live = await _live_tokens({s.token_id for s in sockets})
+    closed = 0
+    for sock in sockets:
+        if sock.token_id not in live:
+            await sock.close_with(CLOSE_TOKEN_REVOKED)
+            closed += 1
+    return closed

@@ -1,0 +1,25 @@
+"""Channel-layer group names (ASCII letters, digits, `-_.`, under 100 characters)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+CONVERSATION_GROUP_PREFIX = "conv."
+USER_GROUP_PREFIX = "user."
+
+
+def conversation_group(conversation_id: Any) -> str:
+    """Name the group of one conversation's sockets."""
+    return f"{CONVERSATION_GROUP_PREFIX}{conversation_id}"
+
+
+def user_group(user_id: Any) -> str:
+    """Name the group of one user's list pages."""
+    return f"{USER_GROUP_PREFIX}{user_id}"
+
+
+def conversation_of(group: str) -> str | None:
+    """Return the conversation id a conversation group names, else None."""
+    if group.startswith(CONVERSATION_GROUP_PREFIX):
+        return group[len(CONVERSATION_GROUP_PREFIX) :]
+    return None
