@@ -1,7 +1,7 @@
 // The conversation header: rename inline, summarize, archive, move, delete, export menu.
 import { api } from "./api.js";
 import { confirmDialog, toast } from "./dom.js";
-import { _ } from "./i18n.js";
+import { _, format, formatNumber, ngettext } from "./i18n.js";
 
 // Wire the header's controls; return `updateHeader(conversation)` for live updates.
 export function initHeader(root, conversationId) {
@@ -28,6 +28,16 @@ export function initHeader(root, conversationId) {
     if (conversation.summary) showSummary(conversation.summary, conversation.summary_at);
     const project = document.getElementById("project-select");
     if (document.activeElement !== project) project.value = conversation.project_id ?? "";
+    showStats(conversation.message_count, conversation.total_tokens_used);
+  }
+
+  // "N messages, M tokens": every conversation.updated carries the counters, in every tab.
+  function showStats(messages, tokens) {
+    if (typeof messages !== "number") return;
+    const template = ngettext("%(shown)s message, %(tokens)s tokens",
+      "%(shown)s messages, %(tokens)s tokens", messages);
+    document.getElementById("conv-stats").textContent =
+      format(template, { shown: formatNumber(messages), tokens: formatNumber(tokens || 0) });
   }
 
   function showSummary(text, at) {

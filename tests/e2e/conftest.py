@@ -166,4 +166,4 @@ def quiet_test_process_events(monkeypatch):
     """
     from conversations import events
 
-    monkeypatch.setattr(events, "_group_send", lambda group, event: None)
+    monkeypatch.setattr(events, "_send_from_thread", lambda frame, conversation, user: None)

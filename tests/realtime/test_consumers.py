@@ -7,7 +7,7 @@ import asyncio
 import pytest
 from channels.db import database_sync_to_async
 
-from conversations.models import ReplyRun, Conversation, Message
+from conversations.models import Conversation, Message, ReplyRun
 
 from .conftest import make_conversation, make_token, open_socket, receive, receive_until
 

@@ -117,6 +117,7 @@ class FakeOpenAI:
     def __init__(self, responder: Responder | None = None) -> None:
         self.responder: Responder = responder or default_responder
         self.requests: list[dict[str, Any]] = []
+        self.disconnects = 0  # streams the client dropped before their end
         self._queue: deque[Reply | str] = deque()
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
@@ -203,6 +204,8 @@ class _Handler(BaseHTTPRequestHandler):
                 self._stream(body, reply)
             except (BrokenPipeError, ConnectionResetError):
                 self.close_connection = True
+                with self.fake._lock:
+                    self.fake.disconnects += 1  # the client went away mid-stream
         else:
             self._send_json(200, _completion(body, reply))
 

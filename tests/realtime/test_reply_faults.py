@@ -1,0 +1,246 @@
+"""Faults the reply run must survive, in one process (two-process ones: test_two_processes)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+
+import pytest
+from asgiref.sync import sync_to_async
+from django.db import connections
+from django.test import AsyncClient
+
+from accounts.tokens import create_api_token, revoke_api_token
+from conversations import agent_service, feedback, services
+from conversations.models import Conversation, Message, ReplyRun
+from conversations.realtime.ratelimit import acheck_rate
+from core.errors import NotFound, RateLimited
+from tests.support import seed
+
+from .conftest import make_conversation, open_socket, receive, receive_until
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("flush_redis")]
+
+
+async def test_deleting_a_conversation_cancels_its_reply_at_once(alice, fake_agent, caplog):
+    fake_agent.gate = asyncio.Event()  # the model "writes" forever after 5 tokens
+    conversation = await make_conversation(alice)
+    token = (await sync_to_async(create_api_token)(user=alice, name="ws")).secret
+    first, second = (
+        open_socket(conversation.id, token=token),
+        open_socket(conversation.id, token=token),
+    )
+    assert (await first.connect())[0] and (await second.connect())[0]
+    await first.send_json_to({"type": "message.send", "content": "write a novel"})
+    await receive_until(second, "token")
+    caplog.set_level(logging.INFO)
+    started = time.monotonic()
+    await sync_to_async(services.delete_conversation)(conversation=conversation)
+    for comm in (first, second):
+        frames = await receive_until(comm, "conversation.deleted")
+        assert not [f for f in frames if f["type"] == "generation.finished"]
+        assert (await comm.receive_output(timeout=5))["code"] == 4404
+    turn = fake_agent.turns[0]
+    for _ in range(100):  # the run unwinds without the gate ever opening
+        if not await ReplyRun.objects.filter(pk=turn.reply_id).aexists() and turn.finished:
+            break
+        await asyncio.sleep(0.02)
+    assert time.monotonic() - started < 2
+    assert turn.finished["finish_reason"] == "stopped" and turn.discarded
+    assert not await Message.objects.filter(pk=turn.reply_id).aexists()
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+async def test_the_api_waiting_on_a_deleted_conversations_reply_answers_404(alice, fake_agent):
+    fake_agent.gate = asyncio.Event()
+    conversation = await make_conversation(alice)
+    token = (await sync_to_async(create_api_token)(user=alice, name="api")).secret
+    client = AsyncClient()
+    url = f"/api/v1/conversations/{conversation.id}/messages"
+    request = asyncio.ensure_future(
+        client.post(
+            url,
+            {"content": "hi"},
+            content_type="application/json",
+            headers={"Authorization": f"Bearer {token}"},
+        )
+    )
+    while not fake_agent.turns or not fake_agent.turns[0].text:
+        await asyncio.sleep(0.01)
+    await sync_to_async(services.delete_conversation)(conversation=conversation)
+    response = await asyncio.wait_for(request, 5)
+    assert response.status_code == 404
+    assert response.json()["error"]["code"] == "not_found"
+
+
+async def test_a_slow_automatic_summary_never_delays_the_reply(alice, fake_agent, settings):
+    settings.CHAT_AUTO_SUMMARY_MESSAGES = 0  # every reply is past the threshold
+    fake_agent.delay = 0
+    summarized = asyncio.Event()
+
+    async def slow_summary(*, messages, max_words=None):
+        await asyncio.sleep(2)
+        summarized.set()
+        return "Main points: greetings.\nDecisions: none.\nNext actions: none."
+
+    original = agent_service.asummarize_for_conversation
+    agent_service.asummarize_for_conversation = slow_summary
+    try:
+        conversation = await make_conversation(alice)
+        token = (await sync_to_async(create_api_token)(user=alice, name="api")).secret
+        client = AsyncClient()
+        started = time.monotonic()
+        response = await client.post(
+            f"/api/v1/conversations/{conversation.id}/messages",
+            {"content": "hello"},
+            content_type="application/json",
+            headers={"Authorization": f"Bearer {token}"},
+        )
+        answered = time.monotonic() - started
+        assert response.status_code == 201
+        assert answered < 1.0, f"the reply waited {answered:.2f} s for the summary"
+        await asyncio.wait_for(summarized.wait(), 5)  # and the summary still happens
+        for _ in range(50):
+            fresh = await Conversation.objects.aget(pk=conversation.pk)
+            if fresh.summary:
+                break
+            await asyncio.sleep(0.05)
+        assert fresh.summary.startswith("Main points")
+    finally:
+        agent_service.asummarize_for_conversation = original
+
+
+async def test_a_revoked_token_closes_its_sockets_and_stores_nothing(alice, fake_agent, settings):
+    settings.CHAT_RUN_HEARTBEAT_SECONDS = 0.3
+    conversation = await make_conversation(alice)
+    issued = await sync_to_async(create_api_token)(user=alice, name="ws")
+    kept = (await sync_to_async(create_api_token)(user=alice, name="other")).secret
+    doomed, other = (
+        open_socket(conversation.id, token=issued.secret),
+        open_socket(conversation.id, token=kept),
+    )
+    assert (await doomed.connect())[0] and (await other.connect())[0]
+    await sync_to_async(revoke_api_token)(user=alice, token_id=issued.token.pk)
+    started = time.monotonic()
+    closed = await doomed.receive_output(timeout=5)
+    assert closed == {"type": "websocket.close", "code": 4401}
+    assert time.monotonic() - started < 3
+    await other.send_json_to({"type": "ping"})
+    assert await receive(other) == {"type": "pong"}  # the other token's socket stays
+    assert not await Message.objects.filter(conversation=conversation).aexists()
+    await other.disconnect()
+
+
+async def test_a_send_through_a_revoked_token_before_the_watchdog_stores_nothing(alice, fake_agent):
+    conversation = await make_conversation(alice)
+    issued = await sync_to_async(create_api_token)(user=alice, name="ws")
+    comm = open_socket(conversation.id, token=issued.secret)
+    assert (await comm.connect())[0]
+    await sync_to_async(revoke_api_token)(user=alice, token_id=issued.token.pk)
+    await comm.send_json_to({"type": "message.send", "content": "sneak this in"})
+    assert (await comm.receive_output(timeout=5))["code"] == 4401
+    assert not await Message.objects.filter(conversation=conversation).aexists()
+
+
+async def test_a_cursor_stays_valid_after_a_delete(alice, fake_agent):
+    """2 turns, delete message 1, a third turn: `after=4` returns the new user message too."""
+    fake_agent.delay = 0
+    conversation = await make_conversation(alice)
+    token = (await sync_to_async(create_api_token)(user=alice, name="api")).secret
+    client = AsyncClient()
+    auth = {"Authorization": f"Bearer {token}"}
+    url = f"/api/v1/conversations/{conversation.id}/messages"
+    for text in ("one", "two"):
+        assert (
+            await client.post(url, {"content": text}, content_type="application/json", headers=auth)
+        ).status_code == 201
+    first = await Message.objects.aget(conversation=conversation, sequence_number=1)
+    assert (await client.delete(f"/api/v1/messages/{first.id}", headers=auth)).status_code == 204
+    assert (
+        await client.post(url, {"content": "three"}, content_type="application/json", headers=auth)
+    ).status_code == 201
+    page = (await client.get(url, {"after": 4}, headers=auth)).json()["items"]
+    assert [(m["role"], m["sequence_number"]) for m in page] == [("user", 5), ("assistant", 6)]
+    assert page[0]["content"] == "three"
+
+
+def _delete_in_threads(user, ids: list) -> list:
+    barrier = threading.Barrier(len(ids))
+    outcomes: list = [None] * len(ids)
+
+    def delete(n: int) -> None:
+        try:
+            barrier.wait()
+            feedback.delete_message(user=user, message_id=ids[n])
+            outcomes[n] = "deleted"
+        except NotFound:
+            outcomes[n] = "not found"
+        except BaseException as exc:  # surfaced by the assertion
+            outcomes[n] = exc
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=delete, args=(n,)) for n in range(len(ids))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return outcomes
+
+
+def test_two_deletes_of_one_message_are_one_204_and_one_404(alice, require_postgres):
+    conversation = services.create_conversation(user=alice)
+    message = seed.add_message(conversation_id=conversation.id, role="user", content="x")
+    seed.add_message(conversation_id=conversation.id, role="user", content="y", tokens_used=3)
+    outcomes = _delete_in_threads(alice, [message.id, message.id])
+    assert sorted(map(str, outcomes)) == ["deleted", "not found"]
+    conversation.refresh_from_db()
+    assert (conversation.message_count, conversation.total_tokens_used) == (1, 3)
+
+
+def test_concurrent_deletes_of_different_messages_leave_true_counters(alice, require_postgres):
+    conversation = services.create_conversation(user=alice)
+    rows = [
+        seed.add_message(
+            conversation_id=conversation.id, role="user", content=f"m{n}", tokens_used=n + 1
+        )
+        for n in range(6)
+    ]
+    outcomes = _delete_in_threads(alice, [m.id for m in rows[:4]])
+    assert outcomes == ["deleted"] * 4
+    conversation.refresh_from_db()
+    assert conversation.message_count == 2
+    assert conversation.total_tokens_used == 5 + 6
+    assert conversation.last_message_at == rows[-1].created_at
+
+
+async def test_the_rate_limit_is_a_sliding_window_across_the_boundary(alice, settings):
+    """Fixed one-second slots would allow 3 just before the boundary and 3 just after."""
+    settings.CHAT_RATE_LIMIT = "3/s"
+    now = time.time()
+    await asyncio.sleep(1 - (now % 1) - 0.25 if now % 1 < 0.75 else 2 - (now % 1) - 0.25)
+    for _ in range(3):
+        await acheck_rate(user_id=alice.pk)
+    await asyncio.sleep(0.4)  # a new one-second slot has begun
+    with pytest.raises(RateLimited) as limited:
+        await acheck_rate(user_id=alice.pk)
+    assert limited.value.retry_after >= 1
+    await asyncio.sleep(0.7)  # a whole second after the three
+    await acheck_rate(user_id=alice.pk)
+
+
+async def test_every_message_is_announced_once_per_socket(alice, fake_agent):
+    fake_agent.delay = 0
+    conversation = await make_conversation(alice)
+    token = (await sync_to_async(create_api_token)(user=alice, name="ws")).secret
+    comm = open_socket(conversation.id, token=token)
+    assert (await comm.connect())[0]
+    await comm.send_json_to({"type": "message.send", "content": "hello"})
+    frames = await receive_until(comm, "generation.finished")
+    created = [f["message"]["id"] for f in frames if f["type"] == "message.created"]
+    assert len(created) == len(set(created)) == 2
+    updates = [f for f in frames if f["type"] == "conversation.updated"]
+    assert updates[-1]["conversation"]["message_count"] == 2
+    await comm.disconnect()
