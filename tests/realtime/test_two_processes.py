@@ -9,19 +9,21 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import httpx
 import pytest
 import websockets
 from django.conf import settings
 
 from accounts.tokens import create_api_token
 from conversations import services
-from conversations.models import Message
+from conversations.models import Conversation, Message
 from tests.conftest import require_service, uses_postgres
 from tests.support.fake_openai import FakeOpenAI, Reply, default_responder, forced_tool
 
@@ -62,20 +64,17 @@ def _wait_for_port(port: int, proc: subprocess.Popen, timeout: float = 30) -> No
     raise TimeoutError(f"daphne on {port} did not start")
 
 
-@pytest.fixture
-def two_daphnes(tmp_path):
-    require_service(uses_postgres(), "PostgreSQL (set DATABASE_URL)")
-    require_service(bool(settings.REDIS_URL), "Redis (set REDIS_URL)")
-    server = FakeOpenAI(_responder).start()
+def _start_daphnes(tmp_path, base_url: str, redis_url: str, **extra: str):
     env = {
         **os.environ,
         "DATABASE_URL": _database_url(),
-        "REDIS_URL": settings.REDIS_URL,
+        "REDIS_URL": redis_url,
         "OPENAI_API_KEY": "sk-test",
-        "OPENAI_BASE_URL": server.base_url,
+        "OPENAI_BASE_URL": base_url,
         "CHAT_VAR_DIR": str(tmp_path),
         "CHAT_RATE_LIMIT": "1000/m",
         "DJANGO_SETTINGS_MODULE": "chatsite.settings",
+        **extra,
     }
     procs, ports = [], []
     for name in ("a", "b"):
@@ -88,19 +87,38 @@ def two_daphnes(tmp_path):
             )
         )
         ports.append(port)
+    for port, proc in zip(ports, procs, strict=True):
+        _wait_for_port(port, proc)
+    return procs, ports
+
+
+def _stop(procs) -> None:
+    for proc in procs:
+        if proc.poll() is None:
+            proc.terminate()
+    for proc in procs:
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@pytest.fixture
+def model_server():
+    server = FakeOpenAI(_responder).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def two_daphnes(tmp_path, model_server):
+    require_service(uses_postgres(), "PostgreSQL (set DATABASE_URL)")
+    require_service(bool(settings.REDIS_URL), "Redis (set REDIS_URL)")
+    procs, ports = _start_daphnes(tmp_path, model_server.base_url, settings.REDIS_URL)
     try:
-        for port, proc in zip(ports, procs, strict=True):
-            _wait_for_port(port, proc)
         yield ports
     finally:
-        for proc in procs:
-            proc.terminate()
-        for proc in procs:
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-        server.stop()
+        _stop(procs)
 
 
 def _url(port: int, conversation_id) -> str:
@@ -182,3 +200,183 @@ def test_two_processes_share_streams_stops_and_ownership(two_daphnes, alice, bob
     assert Message.objects.filter(conversation=conversation).count() == 4
 
     assert out["stranger_close"] == 4404
+
+
+# --- faults across processes -------------------------------------------------------------
+def _logged_errors(tmp_path) -> list[str]:
+    lines = []
+    for log in tmp_path.glob("daphne-*.log"):
+        lines += [
+            line for line in log.read_text().splitlines() if "ERROR" in line or "Traceback" in line
+        ]
+    return lines
+
+
+async def _watch_a_dying_process(ports, conversation_id, token, kill) -> tuple[list[dict], float]:
+    a_port, b_port = ports
+    async with (
+        websockets.connect(_url(a_port, conversation_id), additional_headers=_auth(token)) as a,
+        websockets.connect(_url(b_port, conversation_id), additional_headers=_auth(token)) as b,
+    ):
+        for ws in (a, b):
+            await ws.send(json.dumps({"type": "ping"}))
+            assert json.loads(await ws.recv()) == {"type": "pong"}
+        await a.send(json.dumps({"type": "message.send", "content": "a long answer, please"}))
+        frames = await _recv_until(b, "token")
+        frames += [json.loads(await b.recv()) for _ in range(3)]
+        kill()
+        killed_at = time.monotonic()
+        frames += await _recv_until(b, "generation.finished", wait=15)  # B sends nothing
+        return frames, time.monotonic() - killed_at
+
+
+def test_a_process_dying_mid_reply_is_finished_for_a_socket_on_another(
+    tmp_path, model_server, alice
+):
+    require_service(uses_postgres(), "PostgreSQL (set DATABASE_URL)")
+    require_service(bool(settings.REDIS_URL), "Redis (set REDIS_URL)")
+    stale, beat = 2.0, 0.5
+    procs, ports = _start_daphnes(
+        tmp_path,
+        model_server.base_url,
+        settings.REDIS_URL,
+        CHAT_RUN_STALE_SECONDS=str(stale),
+        CHAT_RUN_HEARTBEAT_SECONDS=str(beat),
+    )
+    try:
+        token = create_api_token(user=alice, name="ws").secret
+        conversation = services.create_conversation(user=alice, title="Dying")
+        frames, waited = asyncio.run(
+            _watch_a_dying_process(ports, conversation.id, token, procs[0].kill)
+        )
+    finally:
+        _stop(procs)
+    finished = frames[-1]
+    assert finished["finish_reason"] == "interrupted"
+    assert waited < stale + 2 * beat + 1.5, f"took {waited:.1f} s"
+    reply = Message.objects.get(pk=finished["run_id"])
+    assert reply.finish_reason == "interrupted"
+    # What B saw before the death is kept (Redis held the text so far).
+    assert reply.content.startswith(_contiguous(frames)) and reply.content
+
+
+async def _delete_while_replying(ports, conversation_id, token) -> dict:
+    a_port, b_port = ports
+    out: dict = {}
+    async with (
+        websockets.connect(_url(a_port, conversation_id), additional_headers=_auth(token)) as a,
+        websockets.connect(_url(b_port, conversation_id), additional_headers=_auth(token)) as b,
+    ):
+        for ws in (a, b):
+            await ws.send(json.dumps({"type": "ping"}))
+            assert json.loads(await ws.recv()) == {"type": "pong"}
+        await a.send(json.dumps({"type": "message.send", "content": "a long answer, please"}))
+        await _recv_until(a, "token")
+        async with httpx.AsyncClient() as client:  # deleted through the OTHER process
+            response = await client.delete(
+                f"http://127.0.0.1:{b_port}/api/v1/conversations/{conversation_id}",
+                headers=_auth(token),
+            )
+        out["status"] = response.status_code
+        deleted_at = time.monotonic()
+        for name, ws in (("a", a), ("b", b)):
+            frames = await _recv_until(ws, "conversation.deleted", wait=10)
+            with pytest.raises(websockets.ConnectionClosed) as closed:
+                await asyncio.wait_for(ws.recv(), 10)
+            out[name] = (frames, closed.value.rcvd.code)
+        out["took"] = time.monotonic() - deleted_at
+    return out
+
+
+def test_deleting_a_conversation_on_one_process_stops_its_reply_on_the_other(
+    two_daphnes, model_server, alice, tmp_path
+):
+    token = create_api_token(user=alice, name="ws").secret
+    conversation = services.create_conversation(user=alice, title="Doomed")
+    out = asyncio.run(_delete_while_replying(two_daphnes, conversation.id, token))
+    assert out["status"] == 204
+    for name in ("a", "b"):
+        frames, code = out[name]
+        assert code == 4404
+        assert not [f for f in frames if f["type"] == "generation.finished"]
+    time.sleep(1.0)  # the model stream is cancelled, not left to run out
+    assert model_server.disconnects >= 1
+    assert not Message.objects.filter(conversation_id=conversation.id).exists()
+    assert not Conversation.objects.filter(pk=conversation.id).exists()
+    assert _logged_errors(tmp_path) == []
+
+
+@pytest.fixture
+def own_redis(tmp_path):
+    """A Redis server of this test's own, on a free port, that the test may restart."""
+    require_service(shutil.which("redis-server") is not None, "redis-server")
+    port = _free_port()
+    cmd = [
+        "redis-server",
+        "--port",
+        str(port),
+        "--bind",
+        "127.0.0.1",
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--dir",
+        str(tmp_path),
+    ]
+
+    def start() -> subprocess.Popen:
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _wait_for_port(port, proc, timeout=10)
+        return proc
+
+    server = {"proc": start(), "url": f"redis://127.0.0.1:{port}/0", "start": start}
+    yield server
+    server["proc"].kill()
+    server["proc"].wait()
+
+
+async def _restart_redis_mid_reply(ports, conversation_id, token, redis) -> dict:
+    a_port, b_port = ports
+    out: dict = {}
+    async with (
+        websockets.connect(_url(a_port, conversation_id), additional_headers=_auth(token)) as a,
+        websockets.connect(_url(b_port, conversation_id), additional_headers=_auth(token)) as b,
+    ):
+        for ws in (a, b):
+            await ws.send(json.dumps({"type": "ping"}))
+            assert json.loads(await ws.recv()) == {"type": "pong"}
+        await a.send(json.dumps({"type": "message.send", "content": "a long answer, please"}))
+        await _recv_until(b, "token")
+        redis["proc"].kill()  # Redis goes away mid-reply…
+        redis["proc"].wait()
+        await asyncio.sleep(1.0)
+        redis["proc"] = redis["start"]()  # …and comes back empty
+        out["first"] = await asyncio.gather(
+            _recv_until(a, "generation.finished", wait=45),
+            _recv_until(b, "generation.finished", wait=45),
+        )
+        await a.send(json.dumps({"type": "message.send", "content": "and again"}))
+        out["second"] = await asyncio.gather(
+            _recv_until(a, "generation.finished", wait=45),
+            _recv_until(b, "generation.finished", wait=45),
+        )
+    return out
+
+
+def test_redis_restarting_mid_reply_loses_no_reply(tmp_path, model_server, own_redis, alice):
+    require_service(uses_postgres(), "PostgreSQL (set DATABASE_URL)")
+    procs, ports = _start_daphnes(tmp_path, model_server.base_url, own_redis["url"])
+    try:
+        token = create_api_token(user=alice, name="ws").secret
+        conversation = services.create_conversation(user=alice, title="Redis blip")
+        out = asyncio.run(_restart_redis_mid_reply(ports, conversation.id, token, own_redis))
+    finally:
+        _stop(procs)
+    for frames_a, frames_b in (out["first"], out["second"]):
+        for frames in (frames_a, frames_b):  # generation.finished reached every socket
+            finished = frames[-1]
+            assert finished["finish_reason"] == "end_turn"
+            assert finished["message"]["content"] == LONG_REPLY
+        assert Message.objects.get(pk=frames_a[-1]["run_id"]).content == LONG_REPLY
+    assert Message.objects.filter(conversation=conversation).count() == 4
