@@ -201,3 +201,23 @@ def test_new_conversation_in_another_tab_appears_in_the_list(new_context, alice)
     other.wait_for_url("**/conversations/**")
     expect(listing.locator("#conversation-rows")).to_contain_text("Made elsewhere", timeout=15_000)
     expect(listing.locator("#sidebar")).to_contain_text("Made elsewhere")
+
+
+def test_header_counts_follow_the_conversation_in_every_tab(
+    new_context, alice, page_errors, tmp_path
+):
+    conversation = services.create_conversation(user=alice, title="Counting")
+    first = _open(new_context, alice, conversation)
+    second = _open(new_context, alice, conversation)
+    for page in (first, second):
+        watch(page, page_errors)
+        expect(page.locator("#conv-stats")).to_have_text("0 messages, 0 tokens")
+    _send(first, "Hello there")
+    stored = _wait_stored(first, conversation)
+    conversation.refresh_from_db()
+    assert conversation.message_count == 2 and stored is not None
+    expected = f"2 messages, {conversation.total_tokens_used:,} tokens"
+    for page in (first, second):  # no reload: conversation.updated carried the counters
+        expect(page.locator("#conv-stats")).to_have_text(expected)
+    second.screenshot(path=str(tmp_path / "header-counts.png"))
+    assert page_errors["errors"] == []
