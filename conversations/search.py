@@ -17,9 +17,8 @@ from django.db import connection
 from django.db.models import F, FloatField, Lookup, Q, QuerySet
 from django.db.models.expressions import RawSQL
 
-from core.cursors import after_keyset, decode_cursor, encode_cursor
+from core.cursors import after_keyset, decode_keyset, encode_cursor
 from core.errors import Invalid
-from core.ids import parse_uuid
 
 from .models import Conversation, Message
 from .selectors import owned_by
@@ -180,7 +179,7 @@ def list_conversations(
     nullable = sort in NULLABLE_SORT_FIELDS
     if cursor:
         kind = int if sort == "message_count" else datetime
-        value, pk = _two(decode_cursor(cursor, key=key), kind=kind, nullable=nullable)
+        value, pk = decode_keyset(cursor, key=key, kind=kind, nullable=nullable)
         qs = qs.filter(
             after_keyset(field=sort, value=value, pk=pk, descending=descending, nullable=nullable)
         )
@@ -195,21 +194,6 @@ def list_conversations(
         last = rows[-1]
         next_cursor = encode_cursor(key=key, values=[getattr(last, sort), str(last.pk)])
     return Page(items=rows, next_cursor=next_cursor)
-
-
-def _two(values: list[Any], *, kind: type | tuple[type, ...], nullable: bool = False) -> Any:
-    """Return (value, pk) of a decoded cursor after checking their types."""
-    bad = Invalid("The cursor is not valid for this query.", code="bad_cursor")
-    if len(values) != 2 or parse_uuid(values[1]) is None:
-        raise bad
-    value = values[0]
-    if value is None and nullable:
-        return None, values[1]
-    if isinstance(value, bool) or not isinstance(value, kind):
-        raise bad
-    if isinstance(value, datetime) and value.tzinfo is None:
-        raise bad
-    return value, values[1]
 
 
 def search_messages(*, user: Any, q: str, limit: int = 20, cursor: str | None = None) -> Page:
@@ -237,7 +221,7 @@ def search_messages(*, user: Any, q: str, limit: int = 20, cursor: str | None = 
     key = f"search:{key_field}"
     if cursor:
         kind = (float, int) if key_field == "rank" else datetime
-        value, pk = _two(decode_cursor(cursor, key=key), kind=kind)
+        value, pk = decode_keyset(cursor, key=key, kind=kind)
         qs = qs.filter(
             after_keyset(field=key_field, value=value, pk=pk, descending=True, nullable=False)
         )

@@ -5,12 +5,14 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from datetime import datetime
+import uuid
+from datetime import UTC, datetime
 from typing import Any
 
 from django.db.models import Q
 
 from .errors import Invalid
+from .ids import parse_uuid
 
 BAD_CURSOR = "The cursor is not valid for this query; start again without it."
 
@@ -70,3 +72,33 @@ def after_keyset(*, field: str, value: Any, pk: Any, descending: bool, nullable:
     if nullable and not descending:
         condition |= Q(**{f"{field}__isnull": True})
     return condition
+
+
+def decode_keyset(
+    cursor: str, *, key: str, kind: type | tuple[type, ...], nullable: bool = False
+) -> tuple[Any, uuid.UUID]:
+    """Return (sort value, row id) of a keyset cursor, refusing any tampered content.
+
+    The value must be of `kind` (None only when `nullable`; datetimes with a time zone
+    and within what the database stores), the id a UUID.
+    """
+    values = decode_cursor(cursor, key=key)
+    if len(values) != 2:
+        raise Invalid(BAD_CURSOR, code="bad_cursor")
+    value, pk = values[0], parse_uuid(values[1])
+    if pk is None:
+        raise Invalid(BAD_CURSOR, code="bad_cursor")
+    if value is None and nullable:
+        return None, pk
+    if isinstance(value, bool) or not isinstance(value, kind):
+        raise Invalid(BAD_CURSOR, code="bad_cursor")
+    if isinstance(value, datetime):
+        if value.tzinfo is None:
+            raise Invalid(BAD_CURSOR, code="bad_cursor")
+        try:
+            value = value.astimezone(UTC)
+        except (OverflowError, ValueError):
+            raise Invalid(BAD_CURSOR, code="bad_cursor") from None
+    if isinstance(value, int) and not -(2**63) <= value < 2**63:
+        raise Invalid(BAD_CURSOR, code="bad_cursor")
+    return value, pk

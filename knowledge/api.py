@@ -11,7 +11,7 @@ from ninja import File, Form, Query, Router, Schema, Status
 from ninja.files import UploadedFile
 from pydantic import Field
 
-from core.cursors import decode_cursor, encode_cursor
+from core.cursors import decode_keyset, encode_cursor
 
 from . import selectors, services
 from .models import Document
@@ -103,7 +103,7 @@ def list_documents(request: HttpRequest, filters: Query[DocumentFilters]):
     """List the user's documents, newest first."""
     documents = selectors.list_documents(user=request.auth)
     if filters.cursor:
-        created_at, last_id = decode_cursor(filters.cursor, key=CURSOR_KEY)
+        created_at, last_id = decode_keyset(filters.cursor, key=CURSOR_KEY, kind=datetime)
         documents = documents.filter(
             Q(created_at__lt=created_at) | Q(created_at=created_at, id__lt=last_id)
         )

@@ -38,6 +38,7 @@ class Coalescer:
         self._token = token
         self.window = getattr(settings, "CHAT_STREAM_COALESCE_MS", 40) / 1000
         self.text = ""  # everything posted so far
+        self.text_bytes = 0  # its UTF-8 length
         self.chunks = 0
         self._buffer: list[str] = []
         self._timer: asyncio.TimerHandle | None = None
@@ -68,5 +69,6 @@ class Coalescer:
         self._buffer.clear()
         frame = self._token(run_id=self.run_id, index=len(self.text), text=text)
         self.text += text
+        self.text_bytes += len(text.encode())
         self.chunks += 1
-        self._post(frame, Append(self.run_id, self.reply_to, text, self.text))
+        self._post(frame, Append(self.run_id, self.reply_to, text, self.text, self.text_bytes))

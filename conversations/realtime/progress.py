@@ -41,6 +41,7 @@ class Append:
     reply_to: str
     text: str
     whole: str
+    whole_bytes: int  # len(whole.encode()), kept by the caller so no chunk re-encodes it
 
 
 _local: dict[str, ReplyProgress] = {}
@@ -84,7 +85,7 @@ async def aappend(*, conversation_id: Any, append: Append) -> None:
         return
     try:
         length = await client.append(_text_key(append.run_id), append.text)
-        if length != len(append.whole.encode()):
+        if length != append.whole_bytes:
             await _write(conversation_id, append.run_id, append.reply_to, append.whole)
     except RedisError as exc:
         logger.warning("reply progress of %s not recorded: %s", append.run_id, exc)

@@ -206,7 +206,7 @@ async def arecover_stale_run(run: ReplyRun) -> bool:
         return False  # alive (here, or its process still beats)
     current = await progress.aget(conversation_id=key)
     text = current["text"] if current and current["run_id"] == str(run.pk) else ""
-    finished = await _finish_stale(run_id=run.pk, stale_before=limit, content=text)
+    finished = await _finish_stale(run=run, stale_before=limit, content=text)
     if finished is None:
         return False
     logger.warning("reply %s: its process died; stored as interrupted", run.pk)
@@ -355,11 +355,18 @@ class ReplyRunner:
                 await self._forget()
             else:
                 reply = self._reply(finished, reason)
-                result = await asyncio.shield(_finish(run_id=self.run_id, reply=reply))
-                if result is not None:
-                    stored = result.message
+                result = await asyncio.shield(
+                    _finish(
+                        conversation_id=self.conversation.pk,
+                        run_id=self.run_id,
+                        question=self.question,
+                        reply=reply,
+                    )
+                )
+                if result is not None and result.stored_now:
                     _announce(result, usage=finished["usage"] if finished else None)
                     self._follow_up(result)
+                stored = result.message if result is not None else None
             await progress.aclear(conversation_id=self.key, run_id=self.run_id)
         except Exception:
             logger.exception("reply %s: could not store the reply", self.run_id)

@@ -1,8 +1,8 @@
 """Database side of a reply run: claim the slot, beat, store the reply, recover, sync.
 
 Sync functions with transactions (`select_for_update` needs them); the orchestrator
-reaches them through `core.db_async`. Lock order everywhere: the conversation row,
-then the run row, so a claim and a finish never wait on each other in a circle.
+reaches them through `core.db_async`. Every change of a run's status happens under its
+conversation's row lock, so a claim, a finish and a recovery never interleave.
 """
 
 from __future__ import annotations
@@ -13,10 +13,11 @@ from datetime import datetime
 from typing import Any
 
 from django.db import transaction
+from django.db.models import OuterRef, Subquery
 from django.utils import timezone
 
 from agent.tokens import estimate_tokens
-from core.errors import Conflict
+from core.errors import Conflict, NotFound
 
 from .. import services
 from ..models import Conversation, Message, ReplyRun
@@ -47,6 +48,7 @@ class Finished:
     conversation: Conversation  # as written with the reply
     message: Message
     question: Message | None  # the message the reply answers
+    stored_now: bool = True  # False: another process had already stored (and announced) it
 
 
 @dataclass(frozen=True)
@@ -77,8 +79,13 @@ def claim_reply(
     `client_id` stores nothing and claims nothing; a run already running raises Busy
     and stores nothing.
     """
+    running = ReplyRun.objects.filter(conversation=OuterRef("pk"), status=ReplyRun.Status.RUNNING)
     conversation = access_conversation(
-        user=user, conversation_id=conversation_id, lock=True, with_documents=True
+        user=user,
+        conversation_id=conversation_id,
+        lock=True,
+        with_documents=True,
+        annotate={"running_run_id": Subquery(running.values("pk")[:1])},
     )
     if client_id:
         existing = conversation.messages.filter(client_id=client_id).first()
@@ -88,11 +95,8 @@ def claim_reply(
             if run is not None and run.status == ReplyRun.Status.FINISHED:
                 reply = Message.objects.filter(pk=run.pk).first()
             return Claim(conversation, existing, False, run, reply)
-    running = ReplyRun.objects.filter(
-        conversation=conversation, status=ReplyRun.Status.RUNNING
-    ).first()
-    if running is not None:
-        raise Busy(running)
+    if conversation.running_run_id is not None:
+        raise Busy(ReplyRun.objects.get(pk=conversation.running_run_id))
     message = services.insert_message(
         conversation,
         role=Message.Role.USER,
@@ -121,22 +125,16 @@ def beat(*, run_id: Any) -> bool:
     )
 
 
-def _locked(run_id: Any) -> tuple[Conversation, ReplyRun] | None:
-    conversation_id = (
-        ReplyRun.objects.filter(pk=run_id).values_list("conversation_id", flat=True).first()
-    )
-    if conversation_id is None:
-        return None  # the conversation (and its runs) were deleted
-    conversation = services.lock_conversation(conversation_id)
-    run = ReplyRun.objects.select_for_update(of=("self",)).select_related("reply_to").get(pk=run_id)
-    return conversation, run
+def _end(run_id: Any, **conditions: Any) -> bool:
+    """Mark a running run finished (if `conditions` hold); say whether it was running."""
+    rows = ReplyRun.objects.filter(pk=run_id, status=ReplyRun.Status.RUNNING, **conditions)
+    return bool(rows.update(status=ReplyRun.Status.FINISHED, finished_at=timezone.now()))
 
 
-def _store(conversation: Conversation, run: ReplyRun, reply: Reply) -> Finished:
-    """Store the run's reply and end the run; the caller holds both row locks."""
-    metadata = dict(reply.metadata or {})
+def _store(conversation: Conversation, run_id: Any, reply: Reply) -> Message:
+    """Store a run's reply (its id is the run's); the caller holds the conversation's lock."""
     tokens = reply.tokens_used
-    message = services.insert_message(
+    return services.insert_message(
         conversation,
         role=Message.Role.ASSISTANT,
         content=reply.content,
@@ -144,44 +142,43 @@ def _store(conversation: Conversation, run: ReplyRun, reply: Reply) -> Finished:
         model=reply.model,
         tokens_used=tokens if tokens is not None else estimate_tokens(reply.content),
         finish_reason=reply.finish_reason,
-        metadata=metadata,
-        message_id=run.pk,
-        run_id=run.pk,
+        metadata=dict(reply.metadata or {}),
+        message_id=run_id,
+        run_id=run_id,
     )
-    run.status = ReplyRun.Status.FINISHED
-    run.finished_at = timezone.now()
-    run.save(update_fields=["status", "finished_at"])
-    return Finished(conversation, message, run.reply_to)
 
 
 @transaction.atomic
-def finish_run(*, run_id: Any, reply: Reply) -> Finished | None:
+def finish_run(
+    *, conversation_id: Any, run_id: Any, question: Message, reply: Reply
+) -> Finished | None:
     """Store a run's reply and free the conversation's slot, in one transaction.
 
     Answers None when the conversation is gone. A run another process already ended
-    (it thought this one dead) keeps that reply: the stored one is returned.
+    (it thought this one dead) keeps that reply: it is returned, not stored again.
     """
-    locked = _locked(run_id)
-    if locked is None:
+    try:
+        conversation = services.lock_conversation(conversation_id)
+    except NotFound:
         return None
-    conversation, run = locked
-    if run.status != ReplyRun.Status.RUNNING:
-        message = Message.objects.filter(pk=run.pk).first()
-        return Finished(conversation, message, run.reply_to) if message else None
-    return _store(conversation, run, reply)
+    if not _end(run_id):
+        message = Message.objects.filter(pk=run_id).first()
+        return Finished(conversation, message, question, False) if message else None
+    return Finished(conversation, _store(conversation, run_id, reply), question)
 
 
 @transaction.atomic
-def finish_stale_run(*, run_id: Any, stale_before: datetime, content: str) -> Finished | None:
+def finish_stale_run(*, run: ReplyRun, stale_before: datetime, content: str) -> Finished | None:
     """Store a dead process's run as `interrupted` with `content`; None if it is alive."""
-    locked = _locked(run_id)
-    if locked is None:
+    try:
+        conversation = services.lock_conversation(run.conversation_id)
+    except NotFound:
         return None
-    conversation, run = locked
-    if run.status != ReplyRun.Status.RUNNING or run.heartbeat_at >= stale_before:
+    if not _end(run.pk, heartbeat_at__lt=stale_before):
         return None
     reply = Reply(content=content, finish_reason=Message.FinishReason.INTERRUPTED, parts=[])
-    return _store(conversation, run, reply)
+    question = Message.objects.filter(pk=run.reply_to_id).first()
+    return Finished(conversation, _store(conversation, run.pk, reply), question)
 
 
 def stale_runs(*, stale_before: datetime, limit: int = 50) -> list[uuid.UUID]:

@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import base64
+import json
+
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
@@ -39,6 +42,27 @@ def test_list_pages_with_a_cursor(alice_client):
     assert len(page["items"]) == 2 and page["next_cursor"]
     rest = alice_client.get(f"{API}/documents", {"limit": 2, "cursor": page["next_cursor"]}).json()
     assert len(rest["items"]) == 1 and rest["next_cursor"] is None
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        [{"t": "2020-01-01T00:00:00+00:00"}, 5],  # an id that is not a UUID
+        ["yesterday", "00000000-0000-0000-0000-000000000001"],  # a time that is a string
+        [{"t": "2020-01-01T00:00:00"}, "00000000-0000-0000-0000-000000000001"],  # no zone
+        [{"t": "9999-12-31T23:59:59-14:00"}, "00000000-0000-0000-0000-000000000001"],
+        [{"t": "0001-01-01T00:30:00+05:00"}, "00000000-0000-0000-0000-000000000001"],
+        [1, 2, 3],
+    ],
+)
+def test_a_tampered_cursor_is_refused_not_a_500(alice_client, values):
+    from knowledge.api import CURSOR_KEY
+
+    raw = json.dumps([CURSOR_KEY, values]).encode()
+    cursor = base64.urlsafe_b64encode(raw).decode().rstrip("=")
+    response = alice_client.get(f"{API}/documents", {"cursor": cursor})
+    assert response.status_code == 422
+    assert response.json()["error"]["code"] == "bad_cursor"
 
 
 @pytest.mark.parametrize(

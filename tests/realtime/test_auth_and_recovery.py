@@ -89,7 +89,8 @@ async def test_a_dead_processs_reply_is_stored_as_interrupted(alice):
     await progress.astart(conversation_id=conversation.pk, run_id=run_id, reply_to="x")
     text = "half a rep"
     await progress.aappend(
-        conversation_id=conversation.pk, append=progress.Append(run_id, "x", text, text)
+        conversation_id=conversation.pk,
+        append=progress.Append(run_id, "x", text, text, len(text.encode())),
     )
     comm = open_socket(conversation.id, token=await make_token(alice))
     assert (await comm.connect())[0]
