@@ -19,8 +19,14 @@ from .selectors import owned_by
 MAX_SELECTED = 500
 
 
-def get_selected_conversations(*, user: Any, ids: list[Any]) -> list[Conversation]:
-    """Return the user's conversations named by `ids`; any missing or foreign id is 404."""
+def get_selected_conversations(
+    *, user: Any, ids: list[Any], lock: bool = False
+) -> list[Conversation]:
+    """Return the user's conversations named by `ids`; any missing or foreign id is 404.
+
+    `lock` takes their row locks (in id order, so two bulk operations never wait on
+    each other in a circle); the caller holds a transaction.
+    """
     if not ids:
         raise Invalid("Select at least one conversation.")
     if len(ids) > MAX_SELECTED:
@@ -28,7 +34,11 @@ def get_selected_conversations(*, user: Any, ids: list[Any]) -> list[Conversatio
     pks = {parse_uuid(value) for value in ids}
     if None in pks:
         raise NotFound("Conversation not found.")
-    rows = list(owned_by(user).filter(pk__in=pks).order_by("-updated_at"))
+    selected = owned_by(user).filter(pk__in=pks)
+    if lock:
+        rows = list(selected.order_by("pk").select_for_update())
+    else:
+        rows = list(selected.order_by("-updated_at"))
     if len(rows) != len(pks):
         raise NotFound("Conversation not found.")
     return rows
@@ -37,7 +47,7 @@ def get_selected_conversations(*, user: Any, ids: list[Any]) -> list[Conversatio
 @transaction.atomic
 def archive_conversations(*, user: Any, ids: list[Any]) -> int:
     """Archive the selected conversations; return how many."""
-    rows = get_selected_conversations(user=user, ids=ids)
+    rows = get_selected_conversations(user=user, ids=ids, lock=True)
     for conversation in rows:
         services.archive_conversation(conversation=conversation)
     return len(rows)
@@ -46,7 +56,7 @@ def archive_conversations(*, user: Any, ids: list[Any]) -> int:
 @transaction.atomic
 def delete_conversations(*, user: Any, ids: list[Any]) -> int:
     """Delete the selected conversations (and their agent threads); return how many."""
-    rows = get_selected_conversations(user=user, ids=ids)
+    rows = get_selected_conversations(user=user, ids=ids, lock=True)
     for conversation in rows:
         services.delete_conversation(conversation=conversation)
     return len(rows)

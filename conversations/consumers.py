@@ -21,7 +21,7 @@ from . import events
 from .realtime.frames import ErrorCode, dumps
 from .realtime.hub import get_hub
 from .replies import start_reply, stop_reply, sync_state
-from .replies.orchestrator import arecover_if_stale
+from .replies.recovery import arecover_if_stale
 from .replies.watchdog import ensure_watchdog
 from .selectors import aget_conversation_for_user
 

@@ -8,7 +8,8 @@ docs/websocket-protocol.md). Senders:
   write that rolled back;
 - `publish(frame, ...)` from the server loop, by a caller whose writes are committed
   (the reply orchestrator, after its transaction returned);
-- `reply(...)` for the socket that asked (error, pong, sync.state).
+- the consumer sends `error`, `pong` and `sync.state`, built here too, to the socket
+  that asked.
 
 Conversation frames go through this process's hub (local sockets first, then one
 publish for other processes); user-group frames (list pages) through the channel layer.
@@ -144,11 +145,16 @@ def publish(
     conversation_id: Any = None,
     user_id: Any = None,
     append: progress.Append | None = None,
+    clear_run: Any = None,
 ) -> None:
-    """Send `frame` now, from the server loop (the caller's writes are committed)."""
+    """Send `frame` now, from the server loop (the caller's writes are committed).
+
+    `append` / `clear_run` update the reply in progress in order with the frames
+    (see `Hub.post`).
+    """
     hub = get_hub()
     if conversation_id is not None:
-        hub.post(conversation_id, frame, append=append)
+        hub.post(conversation_id, frame, append=append, clear_run=clear_run)
     if user_id is not None:
         hub.post_group(user_group(user_id), frame)
 

@@ -36,14 +36,12 @@ def access_conversation(
     conversation_id: Any,
     lock: bool = False,
     with_documents: bool = False,
-    annotate: dict[str, Any] | None = None,
 ) -> Conversation:
     """Return the user's conversation; someone else's answers exactly like a missing one.
 
     `lock` takes the row lock (the caller holds a transaction); `with_documents`
-    annotates `owner_has_documents`, which a reply asks before it can start, and
-    `annotate` adds the caller's own expressions, so one statement does the access
-    check, the lock and those questions.
+    annotates `owner_has_documents`, which a reply asks before it can start, so one
+    statement does the access check, the lock and that question.
     """
     pk = parse_uuid(conversation_id)
     if pk is None:
@@ -56,8 +54,6 @@ def access_conversation(
     if with_documents:
         chunks = DocumentChunk.objects.filter(owner_id=OuterRef("created_by_id"))
         rows = rows.annotate(owner_has_documents=Exists(chunks))
-    if annotate:
-        rows = rows.annotate(**annotate)
     try:
         return rows.get(pk=pk)
     except Conversation.DoesNotExist:

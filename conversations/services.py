@@ -104,11 +104,15 @@ def update_conversation(*, conversation: Conversation, **changes: Any) -> Conver
         cleaned["archived_at"] = timezone.now()
     elif "status" in cleaned and cleaned["status"] != Conversation.Status.ARCHIVED:
         cleaned["archived_at"] = None
+    # Written on the locked row, so the announcement carries the counters as they are
+    # (a reply may have been stored since the caller read the conversation).
+    locked = lock_conversation(conversation.pk)
     for field, value in cleaned.items():
+        setattr(locked, field, value)
         setattr(conversation, field, value)
-    conversation.save(update_fields=[*cleaned, "updated_at"])
-    events.send_conversation_on_commit(conversation)
-    return conversation
+    locked.save(update_fields=[*cleaned, "updated_at"])
+    events.send_conversation_on_commit(locked)
+    return locked
 
 
 def archive_conversation(*, conversation: Conversation) -> Conversation:
@@ -123,9 +127,13 @@ def rename_conversation(*, conversation: Conversation, title: str) -> Conversati
 
 @transaction.atomic
 def delete_conversation(*, conversation: Conversation) -> None:
-    """Delete a conversation with its messages, and tell its sockets and list pages."""
+    """Delete a conversation with its messages, and tell its sockets and list pages.
+
+    Locks the conversation row first, as every writer of its messages and runs does,
+    so a delete racing a reply's store waits for it instead of deadlocking.
+    """
     conversation_id, owner_id = conversation.id, conversation.created_by_id
-    conversation.delete()
+    lock_conversation(conversation_id).delete()
     # Every process that runs this conversation's reply cancels it on this frame.
     events.send_on_commit(
         events.conversation_deleted(conversation_id),

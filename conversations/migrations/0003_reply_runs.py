@@ -7,7 +7,9 @@ heartbeat has lapsed, so the first process that looks stores it as `interrupted`
 
 import django.db.models.deletion
 from django.db import migrations, models
-from django.db.models import Max, OuterRef, Subquery
+from django.db.models import Max, OuterRef, Subquery, Value
+from django.db.models.functions import Coalesce
+from django.utils import timezone
 
 
 def forward(apps, schema_editor):
@@ -20,8 +22,8 @@ def forward(apps, schema_editor):
         .annotate(n=Max("sequence_number"))
         .values("n")
     )
-    Conversation.objects.update(last_sequence_number=Subquery(highest[:1]))
-    Conversation.objects.filter(last_sequence_number__isnull=True).update(last_sequence_number=0)
+    # An empty conversation's counter starts at 0 (the column is NOT NULL).
+    Conversation.objects.update(last_sequence_number=Coalesce(Subquery(highest[:1]), Value(0)))
     running = Conversation.objects.filter(active_run_id__isnull=False)
     for conversation in running.iterator():
         question = (
@@ -29,11 +31,15 @@ def forward(apps, schema_editor):
             .order_by("-sequence_number")
             .first()
         )
+        # A slot whose reply was stored already (a crash between the two) is a finished run.
+        stored = Message.objects.filter(pk=conversation.active_run_id).exists()
         ReplyRun.objects.create(
             id=conversation.active_run_id,
             conversation=conversation,
             reply_to=question,
+            status="finished" if stored else "running",
             heartbeat_at=conversation.active_run_heartbeat or conversation.updated_at,
+            finished_at=timezone.now() if stored else None,
         )
 
 

@@ -58,9 +58,10 @@ class RunHandle:
 
 @dataclass
 class _Item:
-    frame: dict[str, Any]
+    frame: dict[str, Any] | None  # None: only the progress work below
     append: progress.Append | None  # text to add to the reply in progress first
     local_only: bool
+    clear_run: str | None = None  # forget this run's progress once the frame is out
 
 
 class Hub:
@@ -81,6 +82,7 @@ class Hub:
         self._outbox: dict[str, list[dict[str, Any]]] = {}  # group → frames for the layer
         self._publisher: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[Any]] = set()
+        self.closing = False
 
     # --- sockets and runs ----------------------------------------------------------
     async def join(self, conversation_id: Any, sock: LocalSocket) -> None:
@@ -103,10 +105,13 @@ class Hub:
         """Return every socket connected to this process."""
         return [sock for members in self.sockets.values() for sock in members]
 
-    async def add_run(self, handle: RunHandle) -> None:
-        """Register a run so stop requests and deletions from any process find it."""
+    def register_run(self, handle: RunHandle) -> None:
+        """Register a run so stop requests and deletions find it (subscribe with `watch`)."""
         self.runs[handle.conversation_id] = handle
-        await self._subscribe(handle.conversation_id)
+
+    async def watch(self, conversation_id: Any) -> None:
+        """Hear other processes' events (stop, delete) for a conversation."""
+        await self._subscribe(str(conversation_id))
 
     async def remove_run(self, handle: RunHandle) -> None:
         """Forget a finished run."""
@@ -127,8 +132,11 @@ class Hub:
             except Exception:
                 logger.warning("could not ask other processes to stop the reply of %s", key)
 
-    def start_task(self, coro: Any, *, name: str) -> asyncio.Task[Any]:
-        """Run a background task that lives as long as the hub (closed with it)."""
+    def start_task(self, coro: Any, *, name: str) -> asyncio.Task[Any] | None:
+        """Run a background task that lives as long as the hub (none once it is closing)."""
+        if self.closing:
+            coro.close()
+            return None
         task = self.loop.create_task(coro, name=name)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
@@ -142,10 +150,17 @@ class Hub:
         *,
         append: progress.Append | None = None,
         local_only: bool = False,
+        clear_run: Any = None,
     ) -> None:
-        """Queue a frame for the conversation's sockets here and, once, for other processes."""
+        """Queue a frame for the conversation's sockets here and, once, for other processes.
+
+        `append` adds a chunk to the reply in progress before the frame goes out;
+        `clear_run` forgets that run's progress after it (queued, so no late append of
+        the run can bring it back). A None frame does only that progress work.
+        """
         key = str(conversation_id)
-        self._queues.setdefault(key, deque()).append(_Item(frame, append, local_only))
+        clear = str(clear_run) if clear_run is not None else None
+        self._queues.setdefault(key, deque()).append(_Item(frame, append, local_only, clear))
         if key not in self._pumps:
             self._pumps[key] = self.loop.create_task(self._pump(key))
 
@@ -167,6 +182,13 @@ class Hub:
     async def _send(self, key: str, item: _Item) -> None:
         if item.append is not None:
             await progress.aappend(conversation_id=key, append=item.append)
+        if item.frame is not None:
+            await self._deliver(key, item)
+        if item.clear_run is not None:
+            await progress.aclear(conversation_id=key, run_id=item.clear_run)
+
+    async def _deliver(self, key: str, item: _Item) -> None:
+        assert item.frame is not None
         frame_type = item.frame["type"]
         if frame_type == "conversation.deleted" and key in self.runs:
             self.runs[key].cancel("deleted")
@@ -200,12 +222,13 @@ class Hub:
             except Exception as exc:
                 now = self.loop.time()
                 failing_since = failing_since or now
-                if now - failing_since > PUBLISH_RETRY_SECONDS:
+                if now - failing_since > PUBLISH_RETRY_SECONDS or self.closing:
                     logger.error("dropped %d frame(s) of %s: %s", len(frames), group, exc)
-                    failing_since = None
                     continue
                 logger.warning("channel layer unreachable (%s); retrying %s", exc, group)
-                self._outbox = {group: frames + self._outbox.get(group, []), **self._outbox}
+                # Back at the front, before any frame of the group queued meanwhile.
+                later = self._outbox.pop(group, [])
+                self._outbox = {group: frames + later, **self._outbox}
                 await asyncio.sleep(0.5)
 
     async def flushed(self, conversation_id: Any) -> None:
@@ -265,7 +288,12 @@ class Hub:
             self.runs[key].cancel("stop")
 
     async def aclose(self) -> None:
-        """Stop runs, background tasks and the layer receiver (tests, shutdown)."""
+        """Stop runs, background tasks and the layer receiver (tests, shutdown).
+
+        Running replies are stored (as `interrupted`) and announced before the frames
+        still queued for other processes are published, within SHUTDOWN_WAIT_SECONDS.
+        """
+        self.closing = True
         for task in list(self._background):
             task.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)
@@ -274,8 +302,11 @@ class Hub:
             handle.cancel("shutdown")
         if running:  # each run resolves `done` once its reply is stored
             await asyncio.wait([h.done for h in running], timeout=SHUTDOWN_WAIT_SECONDS)
+        pumps = list(self._pumps.values())
+        if pumps:  # the announcements still queued per conversation
+            await asyncio.wait(pumps, timeout=SHUTDOWN_WAIT_SECONDS)
         if self._publisher is not None:
-            await asyncio.gather(self._publisher, return_exceptions=True)
+            await asyncio.wait([self._publisher], timeout=SHUTDOWN_WAIT_SECONDS)
         if self._receiver is not None:
             self._receiver.cancel()
             await asyncio.gather(self._receiver, return_exceptions=True)

@@ -16,11 +16,9 @@ import logging
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import timedelta
 from typing import Any, Literal
 
 from django.conf import settings
-from django.utils import timezone
 
 from agent.events import AgentEvent, FinishedEvent
 from agent.runner import Turn
@@ -28,14 +26,16 @@ from core.db_async import db_async
 from core.errors import Invalid, NotFound, TooLarge
 
 from .. import agent_service, events, summaries
-from ..models import Conversation, Message, ReplyRun
+from ..models import Message, ReplyRun
 from ..realtime import progress
 from ..realtime.coalescer import Coalescer
-from ..realtime.frames import ErrorFrame, Generation, SyncStateFrame, Usage
+from ..realtime.frames import ErrorFrame, Generation, SyncStateFrame
 from ..realtime.hub import PROCESS_ID, Hub, RunHandle, get_hub
 from ..realtime.ratelimit import acheck_rate
 from ..selectors import access_conversation
 from . import store
+from .recovery import announce_reply, arecover_if_stale, arecover_stale_run
+from .watchdog import ensure_watchdog
 
 logger = logging.getLogger(__name__)
 
@@ -46,7 +46,6 @@ ErrorCallback = Callable[[ErrorFrame], Awaitable[None]]
 _access = db_async(access_conversation, close_serial=False)
 _claim = db_async(store.claim_reply, close_serial=False)
 _finish = db_async(store.finish_run)
-_finish_stale = db_async(store.finish_stale_run)
 _running_run = db_async(store.running_run)
 _load_sync = db_async(store.load_sync)
 _beat = db_async(store.beat)
@@ -119,6 +118,7 @@ async def start_reply(
     client_id = clean_client_id(client_id)
     await acheck_rate(user_id=user.pk)
     hub = get_hub()
+    ensure_watchdog(hub)
 
     async def claim() -> store.Claim:
         return await _claim(
@@ -130,18 +130,23 @@ async def start_reply(
             owner=PROCESS_ID,
         )
 
-    try:
-        claimed = await claim()
-    except store.Busy as busy:
-        # The running reply may belong to a process that died: finish it, then go on.
-        if not await arecover_stale_run(busy.run):
-            raise
-        claimed = await claim()
-    if not claimed.created:
-        return _repeated(hub, claimed)
-    run = ReplyRunner(hub, claimed, on_error)
-    await run.begin()
-    return StartedReply(claimed.user_message, run.run_id, True, run.done)
+    async def claim_and_begin() -> StartedReply:
+        try:
+            claimed = await claim()
+        except store.Busy as busy:
+            # The running reply may belong to a process that died: finish it, then go on.
+            if not await arecover_stale_run(busy.run):
+                raise
+            claimed = await claim()
+        if not claimed.created:
+            return _repeated(hub, claimed)
+        run = ReplyRunner(hub, claimed, on_error)
+        run.begin()
+        return StartedReply(claimed.user_message, run.run_id, True, run.done)
+
+    # Shielded: a caller that goes away (an HTTP client disconnecting) must not leave a
+    # claimed run without its task; the run goes on and is stored as usual.
+    return await asyncio.shield(claim_and_begin())
 
 
 def _repeated(hub: Hub, claimed: store.Claim) -> StartedReply:
@@ -186,56 +191,6 @@ async def sync_state(*, user: Any, conversation_id: Any, after: int) -> SyncStat
     return events.sync_state(messages, None if stored else current)
 
 
-# --- runs of dead processes -------------------------------------------------------------
-def stale_before() -> Any:
-    """Return the time before which a running run's heartbeat means its process died."""
-    return timezone.now() - timedelta(seconds=settings.CHAT_RUN_STALE_SECONDS)
-
-
-async def arecover_if_stale(conversation: Conversation) -> bool:
-    """Finish the conversation's run if its process died; say whether one was."""
-    run = await _running_run(conversation_id=conversation.pk)
-    return run is not None and await arecover_stale_run(run)
-
-
-async def arecover_stale_run(run: ReplyRun) -> bool:
-    """Store a run whose heartbeat lapsed as `interrupted` and announce it; say if it was."""
-    hub, key = get_hub(), str(run.conversation_id)
-    limit = stale_before()
-    if key in hub.runs or run.heartbeat_at >= limit:
-        return False  # alive (here, or its process still beats)
-    current = await progress.aget(conversation_id=key)
-    text = current["text"] if current and current["run_id"] == str(run.pk) else ""
-    finished = await _finish_stale(run=run, stale_before=limit, content=text)
-    if finished is None:
-        return False
-    logger.warning("reply %s: its process died; stored as interrupted", run.pk)
-    await progress.aclear(conversation_id=key, run_id=run.pk)
-    if finished.question is not None:
-        try:  # before announcing: a client told the turn ended may ask the agent about it
-            await agent_service.arecord_cut_off_turn(
-                question=finished.question, reply=finished.message
-            )
-        except Exception:  # the rows are right; only the agent's memory of this turn is short
-            logger.exception("reply %s: could not record the cut-off turn in memory", run.pk)
-    _announce(finished, usage=None)
-    return True
-
-
-def _announce(finished: store.Finished, *, usage: Usage | None) -> None:
-    """Tell every socket and the owner's list pages that a reply is stored (once)."""
-    conversation = finished.conversation
-    owner = conversation.created_by_id
-    events.publish(events.message_created(finished.message), conversation_id=conversation.pk)
-    events.publish(
-        events.conversation_updated(conversation), conversation_id=conversation.pk, user_id=owner
-    )
-    # Last: a client can treat it as the end of the run's frames.
-    events.publish(
-        events.generation_finished(finished.message, usage=usage), conversation_id=conversation.pk
-    )
-
-
 # --- the run ----------------------------------------------------------------------------
 class ReplyRunner:
     """One reply run in this process, from its claim to its follow-ups."""
@@ -263,51 +218,60 @@ class ReplyRunner:
         self.why: CancelWhy | None = None
         self.started = False  # a task cancelled before its first step would skip _finish
         self.finishing = False
+        self.deleted = False
         self.task: asyncio.Task[None] | None = None
 
     def _post(self, frame: Any, append: progress.Append | None) -> None:
         events.publish(frame, conversation_id=self.key, append=append)
 
-    async def begin(self) -> None:
-        """Announce the user's message and start the run's task."""
+    def begin(self) -> None:
+        """Announce the user's message, register the run and start its task (no await:
+        from the claim on, a stop or a delete in this process always finds the run)."""
         events.publish(events.message_created(self.question), conversation_id=self.key)
         events.publish(
             events.conversation_updated(self.conversation),
             conversation_id=self.key,
             user_id=self.conversation.created_by_id,
         )
-        await progress.astart(
-            conversation_id=self.key, run_id=self.run_id, reply_to=self.question.pk
-        )
-        await self.hub.add_run(self.handle)
+        self.hub.register_run(self.handle)
         self.task = self.hub.loop.create_task(self._run(), name=f"reply-{self.run_id}")
 
     def cancel(self, why: CancelWhy) -> None:
-        """Stop the run (a stop request, its conversation deleted, the process ending)."""
-        if self.finishing or self.why is not None:
+        """Stop the run (a stop request, its conversation deleted, the process ending).
+
+        A deletion wins over any earlier reason and also reaches a run that is already
+        storing its reply: nothing of a deleted conversation's run is kept.
+        """
+        if why == "deleted":
+            self.deleted = True
+            if self.turn is not None:
+                self.turn.discard()
+        if self.finishing or (self.why is not None and why != "deleted"):
             return
         self.why = why
-        if why == "deleted" and self.turn is not None:
-            self.turn.discard()
         if self.started and self.task is not None:
             self.task.cancel()
 
     async def _run(self) -> None:
         """Stream one agent turn and store the reply however it ends."""
+        self.started = True
         finished: FinishedEvent | None = None
         reason: str = Message.FinishReason.ERROR
-        self.started = True
         heartbeat = self.hub.loop.create_task(self._beat())
         try:
             if self.why is not None:  # cancelled before it began
                 raise asyncio.CancelledError
+            await progress.astart(
+                conversation_id=self.key, run_id=self.run_id, reply_to=self.question.pk
+            )
+            await self.hub.watch(self.key)
             self.coalescer.post(
                 events.generation_started(run_id=self.run_id, reply_to=self.question.pk)
             )
             self.turn = await agent_service.astart_turn(
                 conversation=self.conversation, user_message=self.question, reply_id=self.run_id
             )
-            if self.why == "deleted":
+            if self.deleted:
                 self.turn.discard()
             async for event in self.turn.events():
                 if event["type"] == "finished":
@@ -349,35 +313,35 @@ class ReplyRunner:
         return store.Reply(**fields)
 
     async def _finish(self, finished: FinishedEvent | None, reason: str) -> None:
-        stored: Message | None = None
+        result: store.Finished | None = None
         try:
-            if self.why == "deleted":
-                await self._forget()
-            else:
-                reply = self._reply(finished, reason)
+            if not self.deleted:
                 result = await asyncio.shield(
                     _finish(
                         conversation_id=self.conversation.pk,
                         run_id=self.run_id,
                         question=self.question,
-                        reply=reply,
+                        reply=self._reply(finished, reason),
                     )
                 )
-                if result is not None and result.stored_now:
-                    _announce(result, usage=finished["usage"] if finished else None)
-                    self._follow_up(result)
-                stored = result.message if result is not None else None
-            await progress.aclear(conversation_id=self.key, run_id=self.run_id)
+            if result is not None and result.stored_now:
+                announce_reply(result, usage=finished["usage"] if finished else None)
+                self._follow_up(result)
+            elif result is None:  # the conversation is gone (deleted before or meanwhile)
+                self.deleted = True
+                events.publish(None, conversation_id=self.key, clear_run=self.run_id)
+                await self._forget()
         except Exception:
             logger.exception("reply %s: could not store the reply", self.run_id)
         finally:
             await self.hub.remove_run(self.handle)
             if not self.done.done():
-                if stored is None and self.why == "deleted":
+                if self.deleted:
                     self.done.set_exception(NotFound("Conversation not found."))
                     self.done.exception()  # retrieved: nobody may be waiting
                 else:
-                    self.done.set_result(stored)
+                    self.done.set_result(result.message if result is not None else None)
+        stored = result.message if result is not None else None
         if stored is not None and stored.finish_reason == Message.FinishReason.ERROR:
             await self.hub.flushed(self.key)  # after generation.finished, not before it
             await self._notify_error()
@@ -411,7 +375,12 @@ class ReplyRunner:
         while True:
             await asyncio.sleep(settings.CHAT_RUN_HEARTBEAT_SECONDS)
             try:
-                await _beat(run_id=self.run_id)
+                alive = await _beat(run_id=self.run_id)
                 await progress.atouch(conversation_id=self.key, run_id=self.run_id)
             except Exception:
                 logger.exception("reply %s: heartbeat failed", self.run_id)
+                continue
+            if not alive:  # another process took it for dead and stored it: stop streaming
+                logger.warning("reply %s: ended elsewhere while running here", self.run_id)
+                self.cancel("shutdown")
+                return

@@ -13,7 +13,6 @@ from datetime import datetime
 from typing import Any
 
 from django.db import transaction
-from django.db.models import OuterRef, Subquery
 from django.utils import timezone
 
 from agent.tokens import estimate_tokens
@@ -79,13 +78,8 @@ def claim_reply(
     `client_id` stores nothing and claims nothing; a run already running raises Busy
     and stores nothing.
     """
-    running = ReplyRun.objects.filter(conversation=OuterRef("pk"), status=ReplyRun.Status.RUNNING)
     conversation = access_conversation(
-        user=user,
-        conversation_id=conversation_id,
-        lock=True,
-        with_documents=True,
-        annotate={"running_run_id": Subquery(running.values("pk")[:1])},
+        user=user, conversation_id=conversation_id, lock=True, with_documents=True
     )
     if client_id:
         existing = conversation.messages.filter(client_id=client_id).first()
@@ -95,8 +89,13 @@ def claim_reply(
             if run is not None and run.status == ReplyRun.Status.FINISHED:
                 reply = Message.objects.filter(pk=run.pk).first()
             return Claim(conversation, existing, False, run, reply)
-    if conversation.running_run_id is not None:
-        raise Busy(ReplyRun.objects.get(pk=conversation.running_run_id))
+    # Asked after the lock, in its own statement: it sees a run committed while we waited
+    # (a subquery of the locking statement would see the snapshot from before the wait).
+    running = ReplyRun.objects.filter(
+        conversation=conversation, status=ReplyRun.Status.RUNNING
+    ).first()
+    if running is not None:
+        raise Busy(running)
     message = services.insert_message(
         conversation,
         role=Message.Role.USER,

@@ -23,7 +23,7 @@ from core.db_async import db_async
 from ..models import ReplyRun
 from ..realtime.hub import Hub
 from . import store
-from .orchestrator import arecover_stale_run, stale_before
+from .recovery import arecover_stale_run, stale_before
 
 logger = logging.getLogger(__name__)
 

@@ -16,7 +16,8 @@ from accounts.tokens import create_api_token, revoke_api_token
 from conversations import agent_service, feedback, services
 from conversations.models import Conversation, Message, ReplyRun
 from conversations.realtime.ratelimit import acheck_rate
-from core.errors import NotFound, RateLimited
+from conversations.replies import start_reply
+from core.errors import Conflict, NotFound, RateLimited
 from tests.support import seed
 
 from .conftest import make_conversation, open_socket, receive, receive_until
@@ -246,3 +247,60 @@ async def test_every_message_is_announced_once_per_socket(alice, fake_agent):
     updates = [f for f in frames if f["type"] == "conversation.updated"]
     assert updates[-1]["conversation"]["message_count"] == 2
     await comm.disconnect()
+
+
+async def test_concurrent_sends_get_one_reply_and_busy_never_a_500(alice, fake_agent):
+    fake_agent.gate = asyncio.Event()
+    conversation = await make_conversation(alice)
+    results = await asyncio.gather(
+        *[
+            start_reply(user=alice, conversation_id=conversation.id, content=f"hi {n}")
+            for n in range(6)
+        ],
+        return_exceptions=True,
+    )
+    started = [r for r in results if not isinstance(r, BaseException)]
+    refused = [r for r in results if isinstance(r, BaseException)]
+    assert len(started) == 1
+    assert all(isinstance(r, Conflict) and r.code == "busy" for r in refused), refused
+    assert await Message.objects.filter(conversation=conversation).acount() == 1
+    fake_agent.gate.set()
+    reply = await started[0].assistant_message()
+    assert reply.finish_reason == "end_turn"
+
+
+class _FlakyLayer:
+    """A channel layer whose sends fail `failures` times (Redis restarting), then work."""
+
+    def __init__(self, failures: int) -> None:
+        self.failures = failures
+        self.sent: list[dict] = []
+
+    async def group_send(self, group: str, event: dict) -> None:
+        await asyncio.sleep(0.01)
+        if self.failures:
+            self.failures -= 1
+            raise ConnectionError("Redis is restarting")
+        self.sent.append(event)
+
+
+async def test_frames_for_other_processes_wait_out_an_outage_in_order(monkeypatch):
+    from conversations.realtime import hub as hub_module
+
+    monkeypatch.setattr(hub_module.asyncio, "sleep", _fast_sleep)
+    hub = hub_module.Hub(asyncio.get_running_loop())
+    hub.layer, hub.shared = _FlakyLayer(failures=3), True
+    for n in range(20):  # more frames keep coming while the first sends fail
+        hub.post("c1", {"type": "token", "n": n})
+        await asyncio.sleep(0)
+    await hub.flushed("c1")
+    await asyncio.wait_for(hub._publisher, 5)
+    frames = [f for event in hub.layer.sent for f in event["frames"]]
+    assert [f["n"] for f in frames] == list(range(20))
+
+
+_real_sleep = asyncio.sleep
+
+
+async def _fast_sleep(delay: float, *args):
+    await _real_sleep(min(delay, 0.01), *args)

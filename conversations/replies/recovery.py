@@ -1,0 +1,82 @@
+"""Announcing a stored reply, and finishing the runs of processes that died.
+
+Both the orchestrator (its own runs) and the watchdog (other processes' dead runs) end
+a run the same way: the reply is stored by `store`, then `announce_reply` tells every
+socket once.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.utils import timezone
+
+from core.db_async import db_async
+
+from .. import agent_service, events
+from ..models import Conversation, ReplyRun
+from ..realtime import progress
+from ..realtime.frames import Usage
+from ..realtime.hub import get_hub
+from . import store
+
+logger = logging.getLogger(__name__)
+
+_finish_stale = db_async(store.finish_stale_run)
+_running_run = db_async(store.running_run)
+
+
+def announce_reply(finished: store.Finished, *, usage: Usage | None) -> None:
+    """Tell every socket and the owner's list pages that a reply is stored (once).
+
+    The run's progress record is forgotten after `generation.finished` leaves, in
+    order with the run's own chunks.
+    """
+    conversation = finished.conversation
+    owner = conversation.created_by_id
+    events.publish(events.message_created(finished.message), conversation_id=conversation.pk)
+    events.publish(
+        events.conversation_updated(conversation), conversation_id=conversation.pk, user_id=owner
+    )
+    # Last: a client can treat it as the end of the run's frames.
+    events.publish(
+        events.generation_finished(finished.message, usage=usage),
+        conversation_id=conversation.pk,
+        clear_run=finished.message.pk,
+    )
+
+
+def stale_before() -> datetime:
+    """Return the time before which a running run's heartbeat means its process died."""
+    return timezone.now() - timedelta(seconds=settings.CHAT_RUN_STALE_SECONDS)
+
+
+async def arecover_if_stale(conversation: Conversation) -> bool:
+    """Finish the conversation's run if its process died; say whether one was."""
+    run = await _running_run(conversation_id=conversation.pk)
+    return run is not None and await arecover_stale_run(run)
+
+
+async def arecover_stale_run(run: ReplyRun) -> bool:
+    """Store a run whose heartbeat lapsed as `interrupted` and announce it; say if it was."""
+    key = str(run.conversation_id)
+    limit = stale_before()
+    if key in get_hub().runs or run.heartbeat_at >= limit:
+        return False  # alive (here, or its process still beats)
+    current = await progress.aget(conversation_id=key)
+    text = current["text"] if current and current["run_id"] == str(run.pk) else ""
+    finished = await _finish_stale(run=run, stale_before=limit, content=text)
+    if finished is None:
+        return False
+    logger.warning("reply %s: its process died; stored as interrupted", run.pk)
+    if finished.question is not None:
+        try:  # before announcing: a client told the turn ended may ask the agent about it
+            await agent_service.arecord_cut_off_turn(
+                question=finished.question, reply=finished.message
+            )
+        except Exception:  # the rows are right; only the agent's memory of this turn is short
+            logger.exception("reply %s: could not record the cut-off turn in memory", run.pk)
+    announce_reply(finished, usage=None)
+    return True

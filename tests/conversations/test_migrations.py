@@ -1,0 +1,69 @@
+"""Migration 0003 on existing data: counters from the data, running replies as runs."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+from django.utils import timezone
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+BEFORE = [("conversations", "0002_search")]
+AFTER = [("conversations", "0003_reply_runs")]
+
+
+def _migrate(targets):
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(targets)
+    return executor.loader.project_state(targets).apps
+
+
+def test_reply_runs_migration_keeps_numbers_and_turns_slots_into_runs(alice):
+    try:
+        apps = _migrate(BEFORE)
+        Conversation = apps.get_model("conversations", "Conversation")
+        Message = apps.get_model("conversations", "Message")
+        Conversation.objects.create(created_by_id=alice.pk, title="empty")
+        gappy = Conversation.objects.create(created_by_id=alice.pk, title="gappy")
+        for seq in (1, 2, 5):
+            Message.objects.create(
+                conversation=gappy, role="user", content="x", sequence_number=seq
+            )
+        dead_run, stored_run = uuid.uuid4(), uuid.uuid4()
+        busy = Conversation.objects.create(
+            created_by_id=alice.pk,
+            title="busy",
+            active_run_id=dead_run,
+            active_run_heartbeat=timezone.now() - timedelta(minutes=1),
+        )
+        Message.objects.create(conversation=busy, role="user", content="q", sequence_number=1)
+        done = Conversation.objects.create(
+            created_by_id=alice.pk, title="done", active_run_id=stored_run
+        )
+        Message.objects.create(conversation=done, role="user", content="q", sequence_number=1)
+        Message.objects.create(
+            id=stored_run, conversation=done, role="assistant", content="a", sequence_number=2
+        )
+
+        apps = _migrate(AFTER)
+        Conversation = apps.get_model("conversations", "Conversation")
+        Message = apps.get_model("conversations", "Message")
+        ReplyRun = apps.get_model("conversations", "ReplyRun")
+        counters = dict(Conversation.objects.values_list("title", "last_sequence_number"))
+        assert counters == {"empty": 0, "gappy": 5, "busy": 1, "done": 2}
+        seqs = list(
+            Message.objects.filter(conversation_id=gappy.pk)
+            .values_list("sequence_number", flat=True)
+            .order_by("sequence_number")
+        )
+        assert seqs == [1, 2, 5]  # nothing renumbered
+        runs = {r.pk: r for r in ReplyRun.objects.all()}
+        assert runs[dead_run].status == "running" and runs[dead_run].reply_to.content == "q"
+        assert runs[stored_run].status == "finished"
+    finally:
+        _migrate(AFTER)
