@@ -6,19 +6,29 @@ stores the message and starts the reply, which runs as a task owned by the proce
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from channels.generic.websocket import AsyncWebsocketConsumer
+from pydantic import ValidationError
 
 from accounts.tokens import live_token_ids
+from core import schemas
 from core.db_async import db_async
 from core.errors import NotFound, RateLimited, ServiceError
 from core.groups import user_group
 
 from . import events
-from .realtime.frames import ErrorCode, dumps
+from .realtime.frames import (
+    CLIENT_FRAME,
+    CLIENT_FRAME_TYPES,
+    ErrorCode,
+    GenerationStopFrame,
+    MessageSendFrame,
+    PingFrame,
+    SyncFrame,
+    dumps,
+)
 from .realtime.hub import get_hub
 from .replies import start_reply, stop_reply, sync_state
 from .replies.recovery import arecover_if_stale
@@ -27,9 +37,26 @@ from .selectors import aget_conversation_for_user
 
 _live_tokens = db_async(live_token_ids)
 
+# Far above the longest message (MESSAGE_MAX_CHARS, even JSON-escaped), far below Daphne's
+# 1 MiB frame limit: anything longer is answered `too_long`, the socket stays open.
+MAX_FRAME_CHARS = 256 * 1024
+
 CLOSE_NOT_LOGGED_IN = 4401
 CLOSE_NOT_FOUND = 4404
 ERROR_CODES = {"invalid", "too_long", "rate_limited", "busy", "llm_unavailable", "not_found"}
+
+
+def _describe(exc: ValueError) -> str:
+    """Say in one line what is wrong with a frame."""
+    if isinstance(exc, ValidationError):
+        problem = exc.errors()[0]
+        where = ".".join(str(part) for part in problem["loc"] if part not in CLIENT_FRAME_TYPES)
+        if problem["type"] == "union_tag_invalid":
+            return "Unknown frame type; use one of: " + ", ".join(CLIENT_FRAME_TYPES) + "."
+        if problem["type"] == "union_tag_not_found":
+            return "A frame is a JSON object with a `type`."
+        return f"{where}: {problem['msg']}" if where else problem["msg"]
+    return f"The frame is not valid JSON ({exc})"[:200]
 
 
 class ConversationConsumer(AsyncWebsocketConsumer):
@@ -78,21 +105,16 @@ class ConversationConsumer(AsyncWebsocketConsumer):
         if text_data is None:
             await self.send_error("invalid", "Binary frames are not supported; send JSON text.")
             return
-        try:
-            frame = json.loads(text_data)
-        except ValueError:
-            await self.send_error("invalid", "The frame is not valid JSON.")
-            return
-        if not isinstance(frame, dict):
-            await self.send_error("invalid", "A frame is a JSON object with a `type`.")
-            return
-        kind = frame.get("type")
-        command = self.commands.get(kind) if isinstance(kind, str) else None
-        if command is None:
-            await self.send_error("invalid", f"Unknown frame type: {str(kind)[:40]!r}.")
+        if len(text_data) > MAX_FRAME_CHARS:
+            await self.send_error("too_long", f"A frame is at most {MAX_FRAME_CHARS} characters.")
             return
         try:
-            await command(self, frame)
+            frame = CLIENT_FRAME.validate_python(schemas.loads(text_data))
+        except ValueError as exc:  # not JSON, or not a frame we know (ValidationError too)
+            await self.send_error("invalid", _describe(exc))
+            return
+        try:
+            await self.commands[frame.type](self, frame)
         except RateLimited as exc:
             await self.send_frame(
                 events.error("rate_limited", exc.message, retry_after=exc.retry_after)
@@ -102,39 +124,34 @@ class ConversationConsumer(AsyncWebsocketConsumer):
             await self.send_error(code, exc.message)  # type: ignore[arg-type]
 
     # --- commands ------------------------------------------------------------------------
-    async def send_message(self, frame: dict[str, Any]) -> None:
+    async def send_message(self, frame: MessageSendFrame) -> None:
         """`message.send`: store the message and start the reply."""
-        if "content" not in frame:
-            await self.send_error("invalid", "message.send needs `content`.")
-            return
         if not await self.still_authorized():
             return
         await start_reply(
             user=self.user,
             conversation_id=self.conversation_id,
-            content=frame["content"],
-            client_id=frame.get("client_id"),
+            content=frame.content,
+            client_id=frame.client_id,
             on_error=self.send_frame,
         )
 
-    async def stop_generation(self, frame: dict[str, Any]) -> None:
+    async def stop_generation(self, frame: GenerationStopFrame) -> None:
         """`generation.stop`: stop the running reply, wherever it runs."""
         await stop_reply(user=self.user, conversation_id=self.conversation_id)
 
-    async def sync(self, frame: dict[str, Any]) -> None:
+    async def sync(self, frame: SyncFrame) -> None:
         """`sync`: answer with the messages after `after` and the reply in progress."""
-        after = frame.get("after")
-        if isinstance(after, bool) or not isinstance(after, int) or after < 0:
-            await self.send_error("invalid", "sync needs `after`, a sequence number ≥ 0.")
-            return
-        state = await sync_state(user=self.user, conversation_id=self.conversation_id, after=after)
+        state = await sync_state(
+            user=self.user, conversation_id=self.conversation_id, after=frame.after
+        )
         await self.send_frame(state)
 
-    async def ping(self, frame: dict[str, Any]) -> None:
+    async def ping(self, frame: PingFrame) -> None:
         """`ping`: answer `pong`."""
         await self.send_frame(events.pong())
 
-    commands: dict[str, Callable[[Any, dict[str, Any]], Awaitable[None]]] = {
+    commands: dict[str, Callable[[Any, Any], Awaitable[None]]] = {
         "message.send": send_message,
         "generation.stop": stop_generation,
         "sync": sync,
@@ -196,7 +213,7 @@ class UserConsumer(AsyncWebsocketConsumer):
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         """Answer `ping`; this socket only listens otherwise."""
         try:
-            frame = json.loads(text_data or "")
+            frame = schemas.loads(text_data or "")
         except ValueError:
             frame = None
         if isinstance(frame, dict) and frame.get("type") == "ping":

@@ -2,27 +2,29 @@
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Case, DateTimeField, Value, When
 from django.utils import timezone
+from ninja import Field
+from pydantic import ValidationError, model_validator
 
+from core import schemas
 from core.errors import ServiceError, TooLarge
+from core.schemas import Input, JsonObject, Text, Time
 
 from . import events
-from .exports import EXPORT_FORMAT, EXPORT_VERSION
 from .models import TITLE_MAX_LENGTH, Conversation, Message
 from .services import DESCRIPTION_MAX_LENGTH, SERVICE_ID_MAX_LENGTH
 
+MAX_SEQUENCE = 2**31 - 1
 MAX_MESSAGES = 100_000
 MAX_CONTENT_CHARS = 1_000_000
 MAX_PARTS = 200
 BATCH = 1000
+FinishReason = Literal["end_turn", "max_tokens", "stop_sequence", "stopped", "error", "interrupted"]
 
 
 class InvalidImport(ServiceError):
@@ -35,168 +37,112 @@ def max_import_bytes() -> int:
     return int(getattr(settings, "CHAT_IMPORT_MAX_BYTES", 64 * 1024 * 1024))
 
 
-@dataclass
-class _Row:
-    role: str
-    content: str
-    parts: list[Any]
-    created_at: datetime | None
-    model: str
-    tokens_used: int
-    finish_reason: str
-    metadata: dict[str, Any]
-    sequence_number: int
+class ImportedMessage(Input):
+    """One message of an export file (as `exports` writes it)."""
+
+    sequence_number: int = Field(..., ge=1, le=MAX_SEQUENCE, strict=True)
+    role: Literal["user", "assistant", "system"]
+    content: Text | None = Field("", max_length=MAX_CONTENT_CHARS)
+    parts: list[JsonObject] = Field(default_factory=list, max_length=MAX_PARTS)
+    created_at: Time | None = None
+    id: Text | None = Field(None, max_length=100, description="informational; a new id is made")
+    model: Text | None = Field("", max_length=100)
+    tokens_used: int | None = Field(0, ge=0, le=MAX_SEQUENCE, strict=True)
+    finish_reason: FinishReason | None = None
+    metadata: JsonObject | None = None
+
+    @model_validator(mode="after")
+    def _typed_parts(self) -> ImportedMessage:
+        if not all(isinstance(part.get("type"), str) for part in self.parts):
+            raise ValueError("every part needs a string `type`")
+        return self
 
 
-def _refuse_constant(name: str) -> Any:
-    # NaN and Infinity are not JSON; PostgreSQL's jsonb refuses them.
-    raise ValueError(f"{name} is not allowed")
+class ImportedConversation(Input):
+    """The conversation of an export file; the informational fields are not imported."""
+
+    title: Text | None = Field("", max_length=TITLE_MAX_LENGTH)
+    description: Text | None = Field("", max_length=DESCRIPTION_MAX_LENGTH)
+    service_id: Text | None = Field("", max_length=SERVICE_ID_MAX_LENGTH)
+    summary: Text | None = Field("", max_length=MAX_CONTENT_CHARS)
+    summary_at: Time | None = None
+    created_at: Time | None = None
+    id: Text | None = Field(None, max_length=100)
+    status: Text | None = Field(None, max_length=20)
+    message_count: int | None = Field(None, ge=0, le=MAX_SEQUENCE)
+    total_tokens_used: int | None = Field(None, ge=0, le=2**63 - 1)
+    updated_at: Time | None = None
+    last_message_at: Time | None = None
+    parent_conversation_id: Text | None = Field(None, max_length=100)
+    forked_from_message_id: Text | None = Field(None, max_length=100)
 
 
-def parse_export(raw: bytes | str) -> dict[str, Any]:
-    """Decode an export file; refuse what is too large or not JSON."""
+class ExportFile(Input):
+    """A JSON export of one conversation (GET …/export?format=json), as import reads it."""
+
+    format: Literal["chatsite.conversation"]
+    version: Literal[1]
+    exported_at: Time | None = None
+    include_metadata: bool | None = None
+    conversation: ImportedConversation
+    messages: list[ImportedMessage] = Field(..., max_length=MAX_MESSAGES)
+
+    @model_validator(mode="after")
+    def _distinct_numbers(self) -> ExportFile:
+        numbers = [m.sequence_number for m in self.messages]
+        if len(set(numbers)) != len(numbers):
+            raise ValueError("every message needs its own sequence_number")
+        return self
+
+
+def parse_export(raw: bytes | str) -> ExportFile:
+    """Decode and validate an export file; refuse it naming the first field at fault."""
     if len(raw) > max_import_bytes():
         raise TooLarge(f"The file is larger than {max_import_bytes()} bytes.")
     try:
-        data = json.loads(raw, parse_constant=_refuse_constant)
-    except (ValueError, RecursionError) as exc:
-        raise InvalidImport(f"The file is not valid JSON ({exc.__class__.__name__}).") from None
-    if not isinstance(data, dict):
-        raise InvalidImport("The file must hold a JSON object.")
-    if data.get("format") != EXPORT_FORMAT:
-        raise InvalidImport(f'"format" must be "{EXPORT_FORMAT}".')
-    if data.get("version") != EXPORT_VERSION:
-        raise InvalidImport(f"Unsupported version; this server reads version {EXPORT_VERSION}.")
-    return data
-
-
-def _text(value: Any, where: str, max_length: int, *, default: str = "") -> str:
-    if value is None:
-        return default
-    if not isinstance(value, str):
-        raise InvalidImport(f"{where} must be a string.")
-    if len(value) > max_length:
-        raise InvalidImport(f"{where} is longer than {max_length} characters.")
-    if _unstorable(value):
-        raise InvalidImport(f"{where} contains a NUL character or invalid Unicode.")
-    return value
-
-
-def _time(value: Any, where: str) -> datetime | None:
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise InvalidImport(f"{where} must be an ISO 8601 time.")
+        data = schemas.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InvalidImport(f"The file is not valid JSON: {exc}"[:300]) from None
     try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        raise InvalidImport(f"{where} is not an ISO 8601 time.") from None
-    if timezone.is_naive(parsed):
-        parsed = parsed.replace(tzinfo=UTC)
-    return parsed
+        return ExportFile.model_validate(data)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error["loc"]) or "file"
+        raise InvalidImport(f"{where}: {error['msg']}"[:300]) from None
 
 
-def _unstorable(text: str) -> bool:
-    # PostgreSQL text and jsonb refuse NUL and lone surrogates.
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return "\x00" in text
+def export_file_schema() -> dict[str, Any]:
+    """Return the JSON schema of an export file, references resolved (for OpenAPI)."""
+    schema = ExportFile.model_json_schema()
+    definitions = schema.pop("$defs", {})
 
+    def inline(node: Any) -> Any:
+        if isinstance(node, dict):
+            if "$ref" in node:
+                return inline(definitions[node["$ref"].rsplit("/", 1)[-1]])
+            return {key: inline(value) for key, value in node.items()}
+        if isinstance(node, list):
+            return [inline(item) for item in node]
+        return node
 
-def _has_bad_text(value: Any, depth: int = 0) -> bool:
-    if depth > 50:
-        raise InvalidImport("parts or metadata are nested too deeply.")
-    if isinstance(value, str):
-        return _unstorable(value)
-    if isinstance(value, dict):
-        return any(
-            _has_bad_text(k, depth + 1) or _has_bad_text(v, depth + 1) for k, v in value.items()
-        )
-    if isinstance(value, list):
-        return any(_has_bad_text(v, depth + 1) for v in value)
-    return False
-
-
-def _row(index: int, item: Any) -> _Row:
-    where = f"messages[{index}]"
-    if not isinstance(item, dict):
-        raise InvalidImport(f"{where} must be an object.")
-    role = item.get("role")
-    if role not in Message.Role.values:
-        raise InvalidImport(f"{where}.role must be one of: {', '.join(Message.Role.values)}.")
-    seq = item.get("sequence_number")
-    if isinstance(seq, bool) or not isinstance(seq, int) or not 1 <= seq <= 2**31 - 1:
-        raise InvalidImport(f"{where}.sequence_number must be a positive whole number.")
-    parts = item.get("parts", [])
-    if not isinstance(parts, list) or len(parts) > MAX_PARTS:
-        raise InvalidImport(f"{where}.parts must be a list of at most {MAX_PARTS} objects.")
-    if not all(isinstance(p, dict) and isinstance(p.get("type"), str) for p in parts):
-        raise InvalidImport(f"{where}.parts must be objects with a string type.")
-    metadata = item.get("metadata") or {}
-    if not isinstance(metadata, dict):
-        raise InvalidImport(f"{where}.metadata must be an object.")
-    if _has_bad_text(parts) or _has_bad_text(metadata):
-        raise InvalidImport(f"{where} contains a NUL character or invalid Unicode.")
-    tokens = item.get("tokens_used") or 0
-    if isinstance(tokens, bool) or not isinstance(tokens, int) or not 0 <= tokens <= 2**31 - 1:
-        raise InvalidImport(f"{where}.tokens_used must be a whole number ≥ 0.")
-    finish = item.get("finish_reason") or ""
-    if finish and finish not in Message.FinishReason.values:
-        raise InvalidImport(f"{where}.finish_reason is not a known finish reason.")
-    return _Row(
-        role=role,
-        content=_text(item.get("content"), f"{where}.content", MAX_CONTENT_CHARS),
-        parts=parts,
-        created_at=_time(item.get("created_at"), f"{where}.created_at"),
-        model=_text(item.get("model"), f"{where}.model", 100),
-        tokens_used=tokens,
-        finish_reason=finish,
-        metadata=metadata,
-        sequence_number=seq,
-    )
-
-
-def validate_export(data: dict[str, Any]) -> tuple[dict[str, Any], list[_Row]]:
-    """Return the conversation fields and message rows of an export, or refuse it."""
-    header = data.get("conversation")
-    if not isinstance(header, dict):
-        raise InvalidImport('"conversation" must be an object.')
-    fields = {
-        "title": " ".join(
-            _text(header.get("title"), "conversation.title", TITLE_MAX_LENGTH).split()
-        ),
-        "description": _text(
-            header.get("description"), "conversation.description", DESCRIPTION_MAX_LENGTH
-        ),
-        "service_id": _text(
-            header.get("service_id"), "conversation.service_id", SERVICE_ID_MAX_LENGTH
-        ),
-        "summary": _text(header.get("summary"), "conversation.summary", MAX_CONTENT_CHARS),
-        "summary_at": _time(header.get("summary_at"), "conversation.summary_at"),
-    }
-    items = data.get("messages")
-    if not isinstance(items, list):
-        raise InvalidImport('"messages" must be a list.')
-    if len(items) > MAX_MESSAGES:
-        raise TooLarge(f"An import holds at most {MAX_MESSAGES} messages.")
-    rows = [_row(i, item) for i, item in enumerate(items)]
-    seen: set[int] = set()
-    for row in rows:
-        if row.sequence_number in seen:
-            raise InvalidImport(f"sequence_number {row.sequence_number} appears twice.")
-        seen.add(row.sequence_number)
-    rows.sort(key=lambda r: r.sequence_number)
-    return fields, rows
+    return inline(schema)
 
 
 @transaction.atomic
 def import_conversation(*, user: Any, raw: bytes | str) -> Conversation:
     """Create the user's conversation from a JSON export; all or nothing."""
-    fields, rows = validate_export(parse_export(raw))
-    status = Conversation.Status.SUMMARIZED if fields["summary"] else Conversation.Status.ACTIVE
-    conversation = Conversation.objects.create(created_by=user, status=status, **fields)
+    export = parse_export(raw)
+    header = export.conversation
+    rows = sorted(export.messages, key=lambda m: m.sequence_number)
+    conversation = Conversation.objects.create(
+        created_by=user,
+        status=Conversation.Status.SUMMARIZED if header.summary else Conversation.Status.ACTIVE,
+        title=" ".join((header.title or "").split()),
+        description=header.description or "",
+        service_id=header.service_id or "",
+        summary=header.summary or "",
+        summary_at=header.summary_at,
+    )
     now = timezone.now()
     for start in range(0, len(rows), BATCH):
         chunk = rows[start : start + BATCH]
@@ -204,13 +150,13 @@ def import_conversation(*, user: Any, raw: bytes | str) -> Conversation:
             Message(
                 conversation=conversation,
                 role=row.role,
-                content=row.content,
+                content=row.content or "",
                 parts=row.parts,
-                model=row.model,
-                tokens_used=row.tokens_used,
-                finish_reason=row.finish_reason,
-                metadata=row.metadata,
-                # Renumbered 1..n in the file's order: sequence numbers are gap-free.
+                model=row.model or "",
+                tokens_used=row.tokens_used or 0,
+                finish_reason=row.finish_reason or "",
+                metadata=row.metadata or {},
+                # Numbered 1..n in the file's order.
                 sequence_number=start + offset + 1,
                 created_by=user if row.role == Message.Role.USER else None,
             )
@@ -227,7 +173,7 @@ def import_conversation(*, user: Any, raw: bytes | str) -> Conversation:
             )
         )
     conversation.message_count = conversation.last_sequence_number = len(rows)
-    conversation.total_tokens_used = sum(row.tokens_used for row in rows)
+    conversation.total_tokens_used = sum(row.tokens_used or 0 for row in rows)
     conversation.last_message_at = max((row.created_at or now for row in rows), default=None)
     conversation.save(
         update_fields=[

@@ -10,7 +10,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from core.errors import Invalid
+from core.errors import Invalid, LlmUnavailable
 
 from . import agent_service, events
 from .models import Conversation, Message
@@ -76,7 +76,11 @@ async def asummarize_conversation(
     messages = await sync_to_async(latest_messages)(conversation_id=conversation.id)
     if not messages:
         raise Invalid("There is nothing to summarize yet.")
-    text = await agent_service.asummarize_for_conversation(messages=messages, max_words=words)
+    try:
+        text = await agent_service.asummarize_for_conversation(messages=messages, max_words=words)
+    except Exception as exc:
+        logger.warning("summary of %s failed: %s", conversation.pk, exc)
+        raise LlmUnavailable("The model did not answer; nothing was changed.") from None
     return await sync_to_async(store_summary)(conversation_id=conversation.id, summary=text)
 
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from datetime import datetime, time
-from typing import Any
+from datetime import date, datetime, time
+from typing import Any, Literal
 
 from django.conf import settings
 from django.http import (
@@ -15,13 +15,16 @@ from django.http import (
 )
 from django.shortcuts import redirect, render
 from django.utils import timezone
-from django.utils.dateparse import parse_date
 from django.views.decorators.http import require_GET, require_POST
+from ninja import Field, Schema
+from pydantic import ValidationError
 
 from core.errors import NotFound, ServiceError
+from core.schemas import Text
 
 from . import exports, search, selectors, services
 from .api.conversations import export_response
+from .api.schemas import ConversationCreateIn, ProjectId, Status
 from .models import Conversation
 
 PAGE_SIZE = 50
@@ -58,47 +61,72 @@ def _sidebar(request: HttpRequest) -> dict[str, Any]:
     }
 
 
-def _date_bound(value: str, *, end: bool) -> datetime | None:
-    day = parse_date(value or "")
+class ListPageQuery(Schema):
+    """The list page's query string (the same field types as the API's filters)."""
+
+    q: Text | None = Field(None, max_length=200)
+    status: Status | None = None
+    project: ProjectId | None = None
+    service: Text | None = Field(None, max_length=100)
+    from_: date | None = Field(None, alias="from")
+    to: date | None = None
+    sort: Literal["created_at", "updated_at", "last_message_at", "message_count"] = "updated_at"
+    order: Literal["asc", "desc"] = "desc"
+    cursor: Text | None = Field(None, max_length=1000)
+
+
+def _day_bound(day: date | None, *, end: bool) -> datetime | None:
     if day is None:
         return None
-    moment = datetime.combine(day, time.max if end else time.min)
-    return timezone.make_aware(moment)
+    return timezone.make_aware(datetime.combine(day, time.max if end else time.min))
 
 
-def _list_filters(request: HttpRequest) -> dict[str, Any]:
-    """Read the list page's filters from the query string, as the search selector takes them."""
-    get = request.GET
-    project = get.get("project", "")
-    return {
-        "q": get.get("q", "").strip() or None,
-        "status": get.get("status") or None,
-        "project_id": int(project) if project.isdigit() else None,
-        "service_id": get.get("service", "").strip() or None,
-        "created_after": _date_bound(get.get("from", ""), end=False),
-        "created_before": _date_bound(get.get("to", ""), end=True),
-        "sort": get.get("sort") or "updated_at",
-        "order": get.get("order") or "desc",
+def _list_filters(request: HttpRequest) -> tuple[dict[str, Any], str | None, str | None]:
+    """Read the list page's filters as the search selector takes them, or say what is wrong."""
+    raw = {key: value.strip() for key, value in request.GET.items() if value.strip()}
+    raw.pop("fragment", None)
+    try:
+        query = ListPageQuery.model_validate({k: v for k, v in raw.items() if k in FILTER_KEYS})
+    except ValidationError as exc:
+        problem = exc.errors()[0]
+        where = ".".join(str(part) for part in problem["loc"])
+        query, error = ListPageQuery(), f"{where}: {problem['msg']}"
+    else:
+        error = None
+    filters = {
+        "q": query.q,
+        "status": query.status,
+        "project_id": query.project,
+        "service_id": query.service,
+        "created_after": _day_bound(query.from_, end=False),
+        "created_before": _day_bound(query.to, end=True),
+        "sort": query.sort,
+        "order": query.order,
     }
+    return filters, error, query.cursor
+
+
+FILTER_KEYS = {"q", "status", "project", "service", "from", "to", "sort", "order", "cursor"}
 
 
 @require_GET
 def home(request: HttpRequest) -> HttpResponse:
-    filters = _list_filters(request)
-    error = None
-    try:
-        page = search.list_conversations(
-            user=request.user, limit=PAGE_SIZE, cursor=request.GET.get("cursor") or None, **filters
-        )
-    except ServiceError as exc:
-        page, error = search.Page(items=[], next_cursor=None), exc.message
+    filters, error, cursor = _list_filters(request)
+    page = search.Page(items=[], next_cursor=None)
+    if error is None:
+        try:
+            page = search.list_conversations(
+                user=request.user, limit=PAGE_SIZE, cursor=cursor, **filters
+            )
+        except ServiceError as exc:
+            error = exc.message
     context = {"page": page, "conversations": page.items, "filter_error": error}
     if request.GET.get("fragment") == "rows":
         response = render(request, "conversations/_rows.html", context)
         response["X-Next-Cursor"] = page.next_cursor or ""
         return response
     hits = None
-    if filters["q"] and not request.GET.get("cursor"):
+    if filters["q"] and not cursor:
         try:
             hits = search.search_messages(user=request.user, q=filters["q"], limit=20).items
         except ServiceError:
@@ -118,11 +146,17 @@ def home(request: HttpRequest) -> HttpResponse:
 @require_POST
 def create(request: HttpRequest) -> HttpResponse:
     try:
-        conversation = services.create_conversation(
-            user=request.user,
-            title=request.POST.get("title", ""),
-            project=request.POST.get("project") or None,
+        form = ConversationCreateIn.model_validate(
+            {
+                "title": request.POST.get("title", ""),
+                "project_id": request.POST.get("project") or None,
+            }
         )
+        conversation = services.create_conversation(
+            user=request.user, title=form.title, project=form.project_id
+        )
+    except ValidationError as exc:
+        return HttpResponseBadRequest(exc.errors()[0]["msg"])
     except ServiceError as exc:
         return HttpResponseBadRequest(exc.message)
     return redirect("conversation", conversation_id=conversation.id)

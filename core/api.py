@@ -6,19 +6,23 @@ routers of each app; this module imports no feature app.
 
 from __future__ import annotations
 
-import json
+import logging
 from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http.multipartparser import MultiPartParserError
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.parser import Parser
 from ninja.security import APIKeyCookie
 from ninja.utils import check_csrf
 
+from . import schemas
 from .errors import RateLimited, ServiceError
+
+logger = logging.getLogger(__name__)
 
 SAFE_METHODS = {"GET", "HEAD", "OPTIONS", "TRACE"}
 HTTP_CODES = {
@@ -64,14 +68,21 @@ def error_response(status: int, code: str, message: str, **headers: str) -> Json
 
 
 class BodyParser(Parser):
-    """JSON bodies; an empty form body (a bare POST from a browser or curl) reads as {}."""
+    """JSON bodies; an empty form body (a bare POST from a browser or curl) reads as {}.
+
+    JSON is read by `core.schemas.loads`: NaN, Infinity, out-of-range numbers and deep
+    nesting are refused here, before any schema sees the body.
+    """
 
     def parse_body(self, request: HttpRequest) -> dict[str, Any]:
         if request.content_type != "application/json" and not request.body.strip(b"-\r\n "):
             return {}
         if request.content_type == "multipart/form-data" and not request.POST:
             return {}
-        return json.loads(request.body)
+        try:
+            return schemas.loads(request.body)
+        except ValueError as exc:
+            raise HttpError(400, f"The body is not valid JSON: {exc}"[:300]) from None
 
 
 _HANDLERS: list[tuple[type[Exception], Any]] = []
@@ -118,6 +129,18 @@ def on_too_big(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
 @_handles(Http404)
 def on_not_found(request: HttpRequest, exc: Http404) -> HttpResponse:
     return error_response(404, "not_found", "Not found.")
+
+
+@_handles(MultiPartParserError)
+def on_bad_multipart(request: HttpRequest, exc: MultiPartParserError) -> HttpResponse:
+    return error_response(400, "invalid", f"The multipart body cannot be read: {exc}"[:300])
+
+
+@_handles(Exception)
+def on_unexpected(request: HttpRequest, exc: Exception) -> HttpResponse:
+    # The API answers JSON whatever happens (an HTML debug page is no use to a client).
+    logger.error("API error on %s %s", request.method, request.path, exc_info=exc)
+    return error_response(500, "internal_error", "Something went wrong on the server.")
 
 
 def build_api(*, auth: list[Any]) -> NinjaAPI:

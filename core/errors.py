@@ -43,3 +43,10 @@ class RateLimited(ServiceError):
     def __init__(self, message: str, *, retry_after: int) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+
+
+class LlmUnavailable(ServiceError):
+    """The model server failed or could not be reached; nothing was changed."""
+
+    code = "llm_unavailable"
+    status = 503

@@ -12,6 +12,7 @@ from ninja.files import UploadedFile
 from pydantic import Field
 
 from core.cursors import decode_keyset, encode_cursor
+from core.schemas import Text
 
 from . import selectors, services
 from .models import Document
@@ -64,11 +65,11 @@ class DocumentPage(Schema):
 
 class DocumentFilters(Schema):
     limit: int = Field(50, ge=1, le=200)
-    cursor: str | None = None
+    cursor: Text | None = Field(None, max_length=1000)
 
 
 class SearchFilters(Schema):
-    q: str = Field(..., min_length=1, max_length=500)
+    q: Text = Field(..., min_length=1, max_length=500)
     k: int = Field(4, ge=1, le=20)
 
 

@@ -8,9 +8,19 @@ from asgiref.sync import sync_to_async
 from django.http import HttpRequest, StreamingHttpResponse
 from ninja import Query, Router, Status
 
-from conversations import bulk, exports, forks, imports, search, selectors, services, summaries
+from conversations import (
+    bulk,
+    exports,
+    forks,
+    imports,
+    replies,
+    search,
+    selectors,
+    services,
+    summaries,
+)
 from conversations.serializers import conversation_to_dict
-from core.errors import TooLarge
+from core.errors import ServiceError, TooLarge
 
 from .schemas import (
     BulkIn,
@@ -57,17 +67,37 @@ def list_conversations(request: HttpRequest, filters: Query[ConversationFilters]
 
 
 @router.post("/conversations", response={201: ConversationOut, **ERRORS})
-def create_conversation(request: HttpRequest, payload: ConversationCreateIn):
-    """Create a conversation."""
+async def create_conversation(request: HttpRequest, payload: ConversationCreateIn):
+    """Create a conversation; `initial_message` is then sent as its first message.
+
+    The reply to it runs in the background (follow it on the websocket or with
+    `GET …/messages`). If the message is refused (too long, rate limited), no
+    conversation is created.
+    """
     data = payload.dict()
-    conversation = services.create_conversation(
+    if data["initial_message"] is not None:
+        replies.clean_content(data["initial_message"])
+    conversation = await sync_to_async(services.create_conversation)(
         user=request.auth,
         title=data["title"],
         description=data["description"],
         project=data["project_id"],
         service_id=data["service_id"],
     )
-    return Status(201, conversation_to_dict(conversation))
+    if data["initial_message"] is not None:
+        try:
+            await replies.start_reply(
+                user=request.auth,
+                conversation_id=conversation.pk,
+                content=data["initial_message"],
+            )
+        except ServiceError:
+            await sync_to_async(services.delete_conversation)(conversation=conversation)
+            raise
+        conversation = await sync_to_async(selectors.get_conversation_for_user)(
+            user=request.auth, conversation_id=conversation.pk
+        )
+    return Status(201, await sync_to_async(conversation_to_dict)(conversation))
 
 
 @router.post(
@@ -76,12 +106,17 @@ def create_conversation(request: HttpRequest, payload: ConversationCreateIn):
     openapi_extra={
         "requestBody": {
             "required": True,
-            "content": {"application/json": {"schema": {"type": "object"}}},
+            "content": {"application/json": {"schema": imports.export_file_schema()}},
         }
     },
 )
 def import_conversation(request: HttpRequest):
-    """Import a JSON export (raw body, or a multipart `file`) as a new conversation."""
+    """Import a JSON export (raw body, or a multipart `file`) as a new conversation.
+
+    Anything a row cannot hold (times outside years 1–9999 in UTC, non-finite numbers,
+    NUL, lone surrogates, unknown fields) answers 400 `invalid_import` naming the field,
+    and nothing is stored.
+    """
     limit = imports.max_import_bytes()
     upload = request.FILES.get("file") if request.content_type.startswith("multipart/") else None
     raw = upload.read(limit + 1) if upload is not None else request.read(limit + 1)

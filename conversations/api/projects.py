@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import HttpRequest
-from ninja import Router, Schema, Status
+from ninja import Field, Router, Schema, Status
 
 from conversations import projects, selectors
+from core.schemas import Input, Text
 
 from .schemas import ErrorOut, ProjectId
 
@@ -15,8 +16,8 @@ router = Router(tags=["projects"])
 ERRORS = {code: ErrorOut for code in (400, 401, 404, 409, 413, 422, 429)}
 
 
-class ProjectIn(Schema):
-    name: str
+class ProjectIn(Input):
+    name: Text = Field(..., max_length=100)
 
 
 class ProjectOut(Schema):

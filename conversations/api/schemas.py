@@ -2,35 +2,15 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from ninja import Field, Schema
-from pydantic import AfterValidator
+
+from core.schemas import Input, Text, Time
 
 MAX_ID = 2**63 - 1
 
-
-def _storable(value: str) -> str:
-    # NUL and lone surrogates cannot be stored in PostgreSQL text or jsonb.
-    if "\x00" in value:
-        raise ValueError("must not contain NUL characters")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ValueError("must be valid Unicode text") from None
-    return value
-
-
-def _utc(value: datetime) -> datetime:
-    try:
-        return (value if value.tzinfo else value.replace(tzinfo=UTC)).astimezone(UTC)
-    except (OverflowError, ValueError):
-        raise ValueError("time out of range") from None
-
-
-Text = Annotated[str, AfterValidator(_storable)]
-Time = Annotated[datetime, AfterValidator(_utc)]
 ProjectId = Annotated[int, Field(ge=1, le=MAX_ID)]
 Status = Literal["active", "archived", "summarized"]
 
@@ -92,14 +72,17 @@ class ConversationFilters(Schema):
     cursor: Text | None = Field(None, max_length=1000)
 
 
-class ConversationCreateIn(Schema):
+class ConversationCreateIn(Input):
     title: Text = Field("", max_length=200)
     description: Text = Field("", max_length=10_000)
     project_id: ProjectId | None = None
     service_id: Text = Field("", max_length=100)
+    initial_message: Text | None = Field(
+        None, description="sent as the first message (the reply runs as for POST …/messages)"
+    )
 
 
-class ConversationPatchIn(Schema):
+class ConversationPatchIn(Input):
     title: Text | None = Field(None, max_length=200)
     description: Text | None = Field(None, max_length=10_000)
     status: Status | None = None
@@ -129,7 +112,7 @@ class MessagePage(Schema):
     next_cursor: str | None
 
 
-class MessageSendIn(Schema):
+class MessageSendIn(Input):
     content: Text
     client_id: Text | None = Field(None, min_length=1, max_length=100)
 
@@ -139,12 +122,12 @@ class ReplyOut(Schema):
     assistant_message: MessageOut | None
 
 
-class ForkIn(Schema):
+class ForkIn(Input):
     from_message_id: Text = Field(..., max_length=100)
     title: Text | None = Field(None, max_length=200)
 
 
-class SummarizeIn(Schema):
+class SummarizeIn(Input):
     max_length: int | None = Field(None, ge=10, le=2000, description="words")
 
 
@@ -164,7 +147,7 @@ class SearchPage(Schema):
     next_cursor: str | None
 
 
-class FeedbackIn(Schema):
+class FeedbackIn(Input):
     rating: Literal["up", "down"]
     comment: Text = Field("", max_length=2000)
 
@@ -176,7 +159,7 @@ class FeedbackOut(Schema):
     updated_at: datetime
 
 
-class ReportIn(Schema):
+class ReportIn(Input):
     reason: Text = Field("", max_length=500)
 
 
@@ -186,7 +169,7 @@ class ReportOut(Schema):
     flag_reason: str
 
 
-class BulkIn(Schema):
+class BulkIn(Input):
     action: Literal["archive", "delete", "export"]
     ids: list[Text] = Field(..., min_length=1, max_length=500)
     format: Literal["markdown", "json", "text"] = "json"

@@ -6,29 +6,42 @@ Server frames are built only by the typed builders in `conversations/events.py`.
 from __future__ import annotations
 
 import json
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import Annotated, Any, Literal, NotRequired, TypedDict
+
+from pydantic import Field, TypeAdapter
+
+from core.schemas import Input, Text
 
 ErrorCode = Literal["invalid", "too_long", "rate_limited", "busy", "llm_unavailable", "not_found"]
 
 
 # --- client → server -----------------------------------------------------------
-class MessageSendFrame(TypedDict):
+# Validated by pydantic (the same field types as the API); unknown fields are refused.
+# `content`'s length is checked by the reply orchestrator (`too_long`, MESSAGE_MAX_CHARS).
+class MessageSendFrame(Input):
     type: Literal["message.send"]
-    content: str
-    client_id: NotRequired[str]
+    content: Text
+    client_id: Text | None = Field(None, min_length=1, max_length=100)
 
 
-class GenerationStopFrame(TypedDict):
+class GenerationStopFrame(Input):
     type: Literal["generation.stop"]
 
 
-class SyncFrame(TypedDict):
+class SyncFrame(Input):
     type: Literal["sync"]
-    after: int
+    after: int = Field(..., ge=0, le=2**31 - 1, strict=True)
 
 
-class PingFrame(TypedDict):
+class PingFrame(Input):
     type: Literal["ping"]
+
+
+ClientFrame = Annotated[
+    MessageSendFrame | GenerationStopFrame | SyncFrame | PingFrame, Field(discriminator="type")
+]
+CLIENT_FRAME = TypeAdapter(ClientFrame)
+CLIENT_FRAME_TYPES = ("message.send", "generation.stop", "sync", "ping")
 
 
 # --- server → client -----------------------------------------------------------

@@ -152,6 +152,13 @@ def _with_message(**fields):
         json.dumps(_with_message(metadata={"k": "\ud800"})),
         json.dumps(_export(messages=[1, 2])),
         json.dumps(_with_message(metadata={"x": float("nan")})),
+        # Each of these was stored once and then made the account answer 500 everywhere.
+        json.dumps(_export(conversation={"title": "t", "summary_at": "0001-01-01T00:30:00+05:00"})),
+        json.dumps(_with_message(created_at="9999-12-31T23:59:59-14:00")),
+        json.dumps(_with_message(metadata={"x": 1})).replace('"x": 1', '"x": 1e999'),
+        json.dumps(_with_message(metadata={"a\u0000": 1})),
+        json.dumps(_export(initial_message="hi")),  # unknown fields are refused
+        json.dumps(_with_message(colour="red")),
     ],
 )
 def test_broken_or_hostile_import_is_400_and_creates_nothing(api, raw):
@@ -160,6 +167,25 @@ def test_broken_or_hostile_import_is_400_and_creates_nothing(api, raw):
     error = response.json()["error"]
     assert error["code"] == "invalid_import" and error["message"]
     assert not Conversation.objects.exists()
+    assert api.get("/conversations").status_code == 200  # the account is still usable
+
+
+def test_an_odd_but_real_time_is_stored_in_utc_and_the_account_stays_usable(api):
+    raw = json.dumps(_with_message(created_at="2020-01-01T00:00:00-23:59"))
+    created = api.post_raw("/conversations/import", raw)
+    assert created.status_code == 201
+    conversation_id = created.json()["id"]
+    stored = api.get(f"/conversations/{conversation_id}/messages").json()["items"][1]
+    assert stored["created_at"].startswith("2020-01-01T23:59:00")
+    assert api.get("/conversations").status_code == 200
+    assert api.get(f"/conversations/{conversation_id}/export", format="json").status_code == 200
+    assert api.delete(f"/conversations/{conversation_id}").status_code == 204
+
+
+def test_an_import_error_names_the_field(api):
+    raw = json.dumps(_with_message(created_at="9999-12-31T23:59:59-14:00"))
+    message = api.post_raw("/conversations/import", raw).json()["error"]["message"]
+    assert message.startswith("messages.1.created_at")
 
 
 def test_huge_import_is_413(api, settings):

@@ -1,0 +1,98 @@
+"""The one validation layer: field types every input goes through (API, websocket, import).
+
+Each type refuses, at the edge, what a row cannot hold: NUL and lone surrogates
+(PostgreSQL text and jsonb, Redis encoders), times outside what PostgreSQL stores once
+converted to UTC, non-finite numbers (jsonb), and JSON nested deeper than anything we
+write. `loads` reads JSON text with the same rules, so a body never reaches a schema
+with `Infinity` in it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+from ninja import Schema
+from pydantic import AfterValidator, ConfigDict
+
+MAX_JSON_DEPTH = 32
+
+
+def storable_text(value: str) -> str:
+    """Return `value` if a text column can hold it; else raise ValueError."""
+    if "\x00" in value:
+        raise ValueError("must not contain NUL characters")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("must be valid Unicode text (no lone surrogates)") from None
+    return value
+
+
+def utc_time(value: datetime) -> datetime:
+    """Return `value` in UTC (naive means UTC); refuse times PostgreSQL cannot store."""
+    try:
+        value = (value if value.tzinfo else value.replace(tzinfo=UTC)).astimezone(UTC)
+    except (OverflowError, ValueError):
+        raise ValueError("time out of range (years 1 to 9999, in UTC)") from None
+    return value
+
+
+def storable_json(value: Any, _depth: int = 0) -> Any:
+    """Return a JSON value if jsonb can hold it: finite numbers, storable text, bounded depth."""
+    if _depth > MAX_JSON_DEPTH:
+        raise ValueError(f"nested deeper than {MAX_JSON_DEPTH} levels")
+    if isinstance(value, str):
+        storable_text(value)
+    elif isinstance(value, float) and not math.isfinite(value):
+        raise ValueError("numbers must be finite")
+    elif isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2**63:
+        raise ValueError("integers must fit in 64 bits")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise ValueError("object keys must be strings")
+            storable_text(key)
+            storable_json(item, _depth + 1)
+    elif isinstance(value, list):
+        for item in value:
+            storable_json(item, _depth + 1)
+    elif value is not None and not isinstance(value, bool | int | float):
+        raise ValueError("must be a JSON value")
+    return value
+
+
+Text = Annotated[str, AfterValidator(storable_text)]
+Time = Annotated[datetime, AfterValidator(utc_time)]
+Json = Annotated[Any, AfterValidator(storable_json)]
+JsonObject = Annotated[dict[str, Any], AfterValidator(storable_json)]
+
+
+class Input(Schema):
+    """An input shape: unknown fields are refused (422), never silently dropped."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not allowed in JSON")
+
+
+def _finite_float(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise ValueError(f"{text[:20]} is out of range")
+    return number
+
+
+def loads(raw: str | bytes) -> Any:
+    """Parse JSON text, refusing NaN, Infinity, out-of-range numbers and deep nesting.
+
+    Raises ValueError for all of them (a RecursionError becomes one).
+    """
+    try:
+        return json.loads(raw, parse_constant=_refuse_constant, parse_float=_finite_float)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
