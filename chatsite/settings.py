@@ -43,6 +43,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.postgres",
     "channels",
+    "ninja",  # serves Swagger UI's files from our static files, not a CDN (/api/v1/docs)
+    "csp",
     "accounts",
     "conversations",
     "knowledge",
@@ -58,9 +60,26 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
     # Every page needs a login unless its view is marked @login_not_required.
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
 ]
+
+# Content-Security-Policy on every response (django-csp; Django 5.2 has none of its own):
+# scripts, styles and connections (the websocket included) only from this origin.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
 
 ROOT_URLCONF = "chatsite.urls"
 ASGI_APPLICATION = "chatsite.asgi.application"
@@ -191,7 +210,9 @@ CHECKPOINT_URL = os.environ.get("CHECKPOINT_URL") or (
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    # No API token secret reaches a log, whoever logs it (a library included).
+    "filters": {"redact_secrets": {"()": "core.redact.RedactSecrets"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["redact_secrets"]}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     "loggers": {"httpx": {"level": "WARNING"}, "daphne": {"level": "WARNING"}},
 }

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 import zipfile
 from collections.abc import Iterable, Iterator
 from datetime import datetime
@@ -60,7 +61,12 @@ def iter_message_rows(conversation_id: Any, *, batch: int = BATCH) -> Iterator[d
 
 def export_filename(conversation: Conversation, fmt: str, *, today: datetime | None = None) -> str:
     """Return "<title>-<YYYY-MM-DD>.<ext>", the title kept readable (Korean included)."""
-    title = re.sub(r"[\\/:*?\"<>|\x00-\x1f\x7f]+", " ", conversation.title or "conversation")
+    # Bidi controls (U+202E can make "exe.txt" read as "txt.exe") and other invisible
+    # format characters go too.
+    title = "".join(
+        c for c in conversation.title or "conversation" if unicodedata.category(c) != "Cf"
+    )
+    title = re.sub(r"[\\/:*?\"<>|\x00-\x1f\x7f]+", " ", title)
     title = re.sub(r"\s+", "-", title.strip())[:80].strip("-.") or "conversation"
     day = (today or timezone.localtime()).date().isoformat()
     return f"{title}-{day}.{FORMATS[fmt][0]}"

@@ -8,9 +8,11 @@ section's body that overlap a little, so a sentence cut at one edge is whole in 
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 
+CODE_FENCE = re.compile(r"\n```")
 MARKDOWN_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$", re.M)
 NUMBERED = re.compile(r"^(\d{1,3}(?:\.\d{1,3}){0,3})\.?[ \t]+(\S.*)$")
 KOREAN = re.compile(
@@ -23,6 +25,9 @@ WORDED = re.compile(
 )
 KOREAN_LEVELS = {"편": 1, "장": 1, "관": 2, "절": 2, "조": 3}
 MAX_TITLE_CHARS = 80
+# A document has at most this many sections; headings after that stay in the last
+# section's text. Bounds the work (and the rows) of a document made of headings only.
+MAX_SECTIONS = 2000
 SENTENCE_END = re.compile(r"(?:[.!?。]|다\.)[\"')\]]*\s")
 
 
@@ -113,18 +118,19 @@ def split_sections(text: str) -> list[Section]:
 
 
 def _markdown_headings(text: str) -> list[tuple[int, int, Heading]]:
+    # Where the code fences are, found once: "is this heading inside a fence?" is then a
+    # binary search, not a count from the start of the text per heading (quadratic).
+    fences = [m.start() for m in CODE_FENCE.finditer(text)]
     marks = []
     for match in MARKDOWN_HEADING.finditer(text):
-        if _inside_code_fence(text, match.start()):
+        if bisect.bisect_left(fences, match.start()) % 2 == 1:
             continue
         parsed = parse_heading(match.group(2), markdown_level=len(match.group(1)))
         if parsed is not None:
             marks.append((match.start(), match.end(), parsed[0]))
+            if len(marks) == MAX_SECTIONS:
+                break
     return marks
-
-
-def _inside_code_fence(text: str, position: int) -> bool:
-    return text.count("\n```", 0, position) % 2 == 1
 
 
 def _line_headings(text: str) -> list[tuple[int, int, Heading]]:
@@ -137,6 +143,8 @@ def _line_headings(text: str) -> list[tuple[int, int, Heading]]:
             # The body starts on the same line when the heading carries the first sentence.
             body_start = offset + len(line) - len(rest) if rest else offset + len(line)
             marks.append((offset, body_start, heading))
+            if len(marks) == MAX_SECTIONS:
+                break
         offset += len(line) + 1
     return marks
 

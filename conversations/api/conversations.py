@@ -21,6 +21,7 @@ from conversations import (
 )
 from conversations.serializers import conversation_to_dict
 from core.errors import ServiceError, TooLarge
+from core.streaming import astream
 
 from .schemas import (
     BulkIn,
@@ -140,7 +141,11 @@ def bulk_action(request: HttpRequest, payload: BulkIn):
     else:
         rows = bulk.get_selected_conversations(user=request.auth, ids=payload.ids)
         response = StreamingHttpResponse(
-            exports.iter_zip(rows, payload.format, include_metadata=payload.include_metadata),
+            astream(
+                lambda: exports.iter_zip(
+                    rows, payload.format, include_metadata=payload.include_metadata
+                )
+            ),
             content_type="application/zip",
         )
         response["Content-Disposition"] = exports.attachment_header("conversations.zip")
@@ -222,7 +227,7 @@ def export_conversation(
 def export_response(conversation: Any, fmt: str, include_metadata: bool) -> StreamingHttpResponse:
     """Stream an export as an attachment named after the title and date."""
     response = StreamingHttpResponse(
-        exports.iter_export(conversation, fmt, include_metadata=include_metadata),
+        astream(lambda: exports.iter_export(conversation, fmt, include_metadata=include_metadata)),
         content_type=exports.content_type(fmt),
     )
     response["Content-Disposition"] = exports.attachment_header(

@@ -224,6 +224,17 @@ BAD_FRAMES = [
     ('{"type": "message.send", "content": "hi", "client_id": 7}', "invalid"),
     ('{"type": "sync"}', "invalid"),
     ('{"type": "sync", "after": "3"}', "invalid"),
+    # Each of these closed the socket with 1011 before.
+    ('{"type": ["message.send"]}', "invalid"),
+    ('{"type": {"a": 1}}', "invalid"),
+    ('{"type": "message.send", "content": "a\\u0000b"}', "invalid"),
+    ('{"type": "message.send", "content": "\\ud800"}', "invalid"),
+    ('{"type": "message.send", "content": "hi", "client_id": "a\\u0000"}', "invalid"),
+    ('{"type": "message.send", "content": "hi", "client_id": "\\udfff"}', "invalid"),
+    ("[" * 100_000 + "]" * 100_000, "invalid"),
+    ('{"type": "ping", "extra": 1}', "invalid"),
+    ('{"type": "message.send", "content": "' + "x" * 300_000 + '"}', "too_long"),
+    ('{"type": "message.send", "content": 1e999}', "invalid"),
 ]
 
 
