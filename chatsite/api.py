@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.auth.decorators import login_not_required
+from django.http import HttpRequest, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
 from django.urls import URLPattern, URLResolver
 
 from accounts.tokens import BearerAuth
 from conversations.api import conversations, messages, projects
-from core.api import SessionAuth, build_api
+from core.api import SessionAuth, build_api, error_response
 from knowledge import api as knowledge_api
 
 api = build_api(auth=[BearerAuth(), SessionAuth()])
@@ -26,6 +29,13 @@ def _login_not_required(patterns: list[Any]) -> list[Any]:
         elif isinstance(pattern, URLPattern):
             pattern.callback.login_required = False
     return patterns
+
+
+@csrf_exempt  # any method: it only answers 404, and must answer it in JSON
+@login_not_required
+def not_found(request: HttpRequest, rest: str = "") -> JsonResponse:
+    """Answer any path under /api/v1/ that names no operation: JSON, like every API error."""
+    return error_response(404, "not_found", "No such API operation.")
 
 
 def get_urls() -> tuple[list[Any], str, str]:

@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_not_required
-from django.urls import include, path
+from django.urls import include, path, re_path
 from django.views.i18n import JavaScriptCatalog, set_language
 
 from accounts import views as account_views
@@ -48,4 +48,5 @@ urlpatterns = [
     ),
     path("admin/", admin.site.urls),
     path("api/v1/", site_api.get_urls()),
+    re_path(r"^api/(?P<rest>.*)$", site_api.not_found),
 ]

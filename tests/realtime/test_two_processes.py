@@ -8,11 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import shutil
-import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -25,6 +22,7 @@ from accounts.tokens import create_api_token
 from conversations import services
 from conversations.models import Conversation, Message
 from tests.conftest import require_service, uses_postgres
+from tests.support.daphne import free_port, start_daphnes, stop, wait_for_port
 from tests.support.fake_openai import FakeOpenAI, Reply, default_responder, forced_tool
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -33,74 +31,10 @@ BASE_DIR = Path(settings.BASE_DIR)
 LONG_REPLY = " ".join(f"word{i}" for i in range(400))
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _database_url() -> str:
-    db = settings.DATABASES["default"]
-    auth = db["USER"] + (f":{db['PASSWORD']}" if db.get("PASSWORD") else "")
-    return f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
-
-
 def _responder(body):
     if forced_tool(body) is not None:
         return default_responder(body)
     return Reply(text=LONG_REPLY, chars_per_second=600, chunk_chars=6)
-
-
-def _wait_for_port(port: int, proc: subprocess.Popen, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"daphne on {port} exited with {proc.returncode}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
-        except OSError:
-            time.sleep(0.2)
-    raise TimeoutError(f"daphne on {port} did not start")
-
-
-def _start_daphnes(tmp_path, base_url: str, redis_url: str, **extra: str):
-    env = {
-        **os.environ,
-        "DATABASE_URL": _database_url(),
-        "REDIS_URL": redis_url,
-        "OPENAI_API_KEY": "sk-test",
-        "OPENAI_BASE_URL": base_url,
-        "CHAT_VAR_DIR": str(tmp_path),
-        "CHAT_RATE_LIMIT": "1000/m",
-        "DJANGO_SETTINGS_MODULE": "chatsite.settings",
-        **extra,
-    }
-    procs, ports = [], []
-    for name in ("a", "b"):
-        port = _free_port()
-        log = open(tmp_path / f"daphne-{name}.log", "w")  # noqa: SIM115
-        cmd = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port)]
-        procs.append(
-            subprocess.Popen(
-                [*cmd, "chatsite.asgi:application"], cwd=BASE_DIR, env=env, stdout=log, stderr=log
-            )
-        )
-        ports.append(port)
-    for port, proc in zip(ports, procs, strict=True):
-        _wait_for_port(port, proc)
-    return procs, ports
-
-
-def _stop(procs) -> None:
-    for proc in procs:
-        if proc.poll() is None:
-            proc.terminate()
-    for proc in procs:
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 @pytest.fixture
@@ -114,11 +48,11 @@ def model_server():
 def two_daphnes(tmp_path, model_server):
     require_service(uses_postgres(), "PostgreSQL (set DATABASE_URL)")
     require_service(bool(settings.REDIS_URL), "Redis (set REDIS_URL)")
-    procs, ports = _start_daphnes(tmp_path, model_server.base_url, settings.REDIS_URL)
+    procs, ports = start_daphnes(tmp_path, model_server.base_url, settings.REDIS_URL)
     try:
         yield ports
     finally:
-        _stop(procs)
+        stop(procs)
 
 
 def _url(port: int, conversation_id) -> str:
@@ -236,7 +170,7 @@ def test_a_process_dying_mid_reply_is_finished_for_a_socket_on_another(
     require_service(uses_postgres(), "PostgreSQL (set DATABASE_URL)")
     require_service(bool(settings.REDIS_URL), "Redis (set REDIS_URL)")
     stale, beat = 2.0, 0.5
-    procs, ports = _start_daphnes(
+    procs, ports = start_daphnes(
         tmp_path,
         model_server.base_url,
         settings.REDIS_URL,
@@ -250,7 +184,7 @@ def test_a_process_dying_mid_reply_is_finished_for_a_socket_on_another(
             _watch_a_dying_process(ports, conversation.id, token, procs[0].kill)
         )
     finally:
-        _stop(procs)
+        stop(procs)
     finished = frames[-1]
     assert finished["finish_reason"] == "interrupted"
     assert waited < stale + 2 * beat + 1.5, f"took {waited:.1f} s"
@@ -310,7 +244,7 @@ def test_deleting_a_conversation_on_one_process_stops_its_reply_on_the_other(
 def own_redis(tmp_path):
     """A Redis server of this test's own, on a free port, that the test may restart."""
     require_service(shutil.which("redis-server") is not None, "redis-server")
-    port = _free_port()
+    port = free_port()
     cmd = [
         "redis-server",
         "--port",
@@ -327,7 +261,7 @@ def own_redis(tmp_path):
 
     def start() -> subprocess.Popen:
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        _wait_for_port(port, proc, timeout=10)
+        wait_for_port(port, proc, timeout=10)
         return proc
 
     server = {"proc": start(), "url": f"redis://127.0.0.1:{port}/0", "start": start}
@@ -366,13 +300,13 @@ async def _restart_redis_mid_reply(ports, conversation_id, token, redis) -> dict
 
 def test_redis_restarting_mid_reply_loses_no_reply(tmp_path, model_server, own_redis, alice):
     require_service(uses_postgres(), "PostgreSQL (set DATABASE_URL)")
-    procs, ports = _start_daphnes(tmp_path, model_server.base_url, own_redis["url"])
+    procs, ports = start_daphnes(tmp_path, model_server.base_url, own_redis["url"])
     try:
         token = create_api_token(user=alice, name="ws").secret
         conversation = services.create_conversation(user=alice, title="Redis blip")
         out = asyncio.run(_restart_redis_mid_reply(ports, conversation.id, token, own_redis))
     finally:
-        _stop(procs)
+        stop(procs)
     for frames_a, frames_b in (out["first"], out["second"]):
         for frames in (frames_a, frames_b):  # generation.finished reached every socket
             finished = frames[-1]
