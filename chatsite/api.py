@@ -6,8 +6,8 @@ from typing import Any
 
 from django.contrib.auth.decorators import login_not_required
 from django.http import HttpRequest, JsonResponse
-from django.views.decorators.csrf import csrf_exempt
 from django.urls import URLPattern, URLResolver
+from django.views.decorators.csrf import csrf_exempt
 
 from accounts.tokens import BearerAuth
 from conversations.api import conversations, messages, projects

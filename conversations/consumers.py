@@ -226,3 +226,11 @@ class UserConsumer(AsyncWebsocketConsumer):
         """Forward list events to the tab."""
         for frame in event["frames"]:
             await self.send(text_data=dumps(frame))
+
+
+class NoSuchSocket(AsyncWebsocketConsumer):
+    """A websocket path that names nothing: accept, then close 4404, like a missing one."""
+
+    async def connect(self) -> None:
+        await self.accept()
+        await self.close(code=CLOSE_NOT_FOUND)

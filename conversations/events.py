@@ -146,15 +146,16 @@ def publish(
     user_id: Any = None,
     append: progress.Append | None = None,
     clear_run: Any = None,
+    local_only: bool = False,
 ) -> None:
     """Send `frame` now, from the server loop (the caller's writes are committed).
 
     `append` / `clear_run` update the reply in progress in order with the frames
-    (see `Hub.post`).
+    (see `Hub.post`); `local_only` keeps it to this process's sockets.
     """
     hub = get_hub()
     if conversation_id is not None:
-        hub.post(conversation_id, frame, append=append, clear_run=clear_run)
+        hub.post(conversation_id, frame, append=append, clear_run=clear_run, local_only=local_only)
     if user_id is not None:
         hub.post_group(user_group(user_id), frame)
 

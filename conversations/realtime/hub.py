@@ -83,6 +83,10 @@ class Hub:
         self._publisher: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[Any]] = set()
         self.closing = False
+        self._echo_sent: str | None = None  # see check_layer
+        self._echo_seen: str | None = None
+        self._last_seq: dict[str, int] = {}  # conversation → highest message delivered here
+        self._missed: set[str] = set()  # conversations whose subscription broke (see above)
 
     # --- sockets and runs ----------------------------------------------------------
     async def join(self, conversation_id: Any, sock: LocalSocket) -> None:
@@ -99,6 +103,7 @@ class Hub:
             members.discard(sock)
             if not members:
                 del self.sockets[key]
+                self._last_seq.pop(key, None)
         await self._unsubscribe_if_idle(key)
 
     def all_sockets(self) -> list[LocalSocket]:
@@ -190,6 +195,12 @@ class Hub:
     async def _deliver(self, key: str, item: _Item) -> None:
         assert item.frame is not None
         frame_type = item.frame["type"]
+        if frame_type == "message.created":
+            seq = item.frame["message"]["sequence_number"]
+            self._last_seq[key] = max(seq, self._last_seq.get(key, 0))
+        elif frame_type == "sync.state" and item.frame["messages"]:
+            seq = max(m["sequence_number"] for m in item.frame["messages"])
+            self._last_seq[key] = max(seq, self._last_seq.get(key, 0))
         if frame_type == "conversation.deleted" and key in self.runs:
             self.runs[key].cancel("deleted")
         text = dumps(item.frame)
@@ -249,14 +260,63 @@ class Hub:
                 self._receiver = self.loop.create_task(self._receive(self._channel))
             await self.layer.group_add(conversation_group(key), self._channel)
         except Exception:
-            # Redis is down: local sockets still work; the watchdog subscribes again.
+            # Redis is down: local sockets still work; the watchdog subscribes again and
+            # then sends these sockets what was published meanwhile.
             self._subscribed.discard(key)
+            self._missed.add(key)
             logger.warning("could not subscribe to %s; will retry", key)
 
     async def resubscribe(self) -> None:
         """Subscribe to every conversation with local sockets or runs (after an outage)."""
         for key in {*self.sockets, *self.runs} - self._subscribed:
             await self._subscribe(key)
+
+    async def check_layer(self) -> None:
+        """Prove the subscription still delivers; rebuild it if not.
+
+        Redis pub/sub keeps nothing: while a process's subscription is broken (Redis
+        restarting) every frame published for it is gone, and a subscription can stay
+        broken after Redis is back. Each call sends this process an echo through the
+        layer; one that has not come back by the next call means the subscription is
+        broken: it is rebuilt, and its conversations are marked as having missed frames
+        (`take_caught_up` names them once they are subscribed again).
+        """
+        if not self.shared or self._channel is None:
+            return
+        if self._echo_sent is not None and self._echo_seen != self._echo_sent:
+            logger.warning("channel layer subscription lost; subscribing again")
+            self._missed.update(self.sockets)
+            await self._reset_subscription()
+            return
+        self._echo_sent = uuid.uuid4().hex
+        try:
+            await self.layer.send(self._channel, {"type": "chat.echo", "nonce": self._echo_sent})
+        except Exception as exc:
+            logger.warning("channel layer unreachable: %s", exc)
+
+    def take_caught_up(self) -> list[str]:
+        """Return (once) the conversations that missed frames and are subscribed again."""
+        ready = [key for key in self._missed if key in self._subscribed and key in self.sockets]
+        self._missed.difference_update(ready)
+        self._missed.intersection_update(self.sockets)
+        return ready
+
+    async def _reset_subscription(self) -> None:
+        if self._receiver is not None:
+            self._receiver.cancel()
+            await asyncio.gather(self._receiver, return_exceptions=True)
+        try:
+            await self.layer.flush()  # drops the pub/sub connections and their state
+        except Exception as exc:
+            logger.warning("could not reset the channel layer: %s", exc)
+        self._channel, self._receiver = None, None
+        self._echo_sent = self._echo_seen = None
+        self._subscribed.clear()
+        await self.resubscribe()
+
+    def last_sequence(self, conversation_id: Any) -> int:
+        """Return the highest sequence number this process delivered for a conversation."""
+        return self._last_seq.get(str(conversation_id), 0)
 
     async def _unsubscribe_if_idle(self, key: str) -> None:
         if key in self.sockets or key in self.runs or key not in self._subscribed:
@@ -276,6 +336,9 @@ class Hub:
                 logger.exception("bad channel-layer event %r", event)
 
     def _dispatch(self, event: dict[str, Any]) -> None:
+        if event.get("type") == "chat.echo":
+            self._echo_seen = event.get("nonce")
+            return
         if event.get("origin") == PROCESS_ID:
             return
         key = conversation_of(event.get("group") or "") or event.get("conversation_id")

@@ -29,12 +29,12 @@ from .. import agent_service, events, summaries
 from ..models import Message, ReplyRun
 from ..realtime import progress
 from ..realtime.coalescer import Coalescer
-from ..realtime.frames import ErrorFrame, Generation, SyncStateFrame
+from ..realtime.frames import ErrorFrame, SyncStateFrame
 from ..realtime.hub import PROCESS_ID, Hub, RunHandle, get_hub
 from ..realtime.ratelimit import acheck_rate
 from ..selectors import access_conversation
 from . import store
-from .recovery import announce_reply, arecover_if_stale, arecover_stale_run
+from .recovery import announce_reply, arecover_if_stale, arecover_stale_run, build_sync_state
 from .watchdog import ensure_watchdog
 
 logger = logging.getLogger(__name__)
@@ -178,17 +178,7 @@ async def sync_state(*, user: Any, conversation_id: Any, after: int) -> SyncStat
     """Return the messages after sequence number `after` and the reply in progress."""
     conversation = await _access(user=user, conversation_id=conversation_id)
     await arecover_if_stale(conversation)
-    key = str(conversation.pk)
-    # Read the progress before the rows: a reply stored in between is then in the rows.
-    handle = get_hub().runs.get(key)
-    if handle is not None:  # ours: the text is right here, Redis or not
-        current: Generation | None = {"run_id": str(handle.run_id), "text": handle.text()}
-    else:
-        found = await progress.aget(conversation_id=key)
-        current = {"run_id": found["run_id"], "text": found["text"]} if found else None
-    run_id = current["run_id"] if current else None
-    messages, stored = await _load_sync(conversation_id=conversation.pk, after=after, run_id=run_id)
-    return events.sync_state(messages, None if stored else current)
+    return await build_sync_state(conversation_id=conversation.pk, after=after)
 
 
 # --- the run ----------------------------------------------------------------------------

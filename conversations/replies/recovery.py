@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.utils import timezone
@@ -18,7 +19,7 @@ from core.db_async import db_async
 from .. import agent_service, events
 from ..models import Conversation, ReplyRun
 from ..realtime import progress
-from ..realtime.frames import Usage
+from ..realtime.frames import Generation, SyncStateFrame, Usage
 from ..realtime.hub import get_hub
 from . import store
 
@@ -26,6 +27,7 @@ logger = logging.getLogger(__name__)
 
 _finish_stale = db_async(store.finish_stale_run)
 _running_run = db_async(store.running_run)
+_load_sync = db_async(store.load_sync)
 
 
 def announce_reply(finished: store.Finished, *, usage: Usage | None) -> None:
@@ -46,6 +48,24 @@ def announce_reply(finished: store.Finished, *, usage: Usage | None) -> None:
         conversation_id=conversation.pk,
         clear_run=finished.message.pk,
     )
+
+
+async def build_sync_state(*, conversation_id: Any, after: int) -> SyncStateFrame:
+    """Return the messages after sequence number `after` and the reply in progress.
+
+    No access check: for callers that did it (`sync`) or that act for the process.
+    """
+    key = str(conversation_id)
+    # Read the progress before the rows: a reply stored in between is then in the rows.
+    handle = get_hub().runs.get(key)
+    if handle is not None:  # ours: the text is right here, Redis or not
+        current: Generation | None = {"run_id": str(handle.run_id), "text": handle.text()}
+    else:
+        found = await progress.aget(conversation_id=key)
+        current = {"run_id": found["run_id"], "text": found["text"]} if found else None
+    run_id = current["run_id"] if current else None
+    messages, stored = await _load_sync(conversation_id=key, after=after, run_id=run_id)
+    return events.sync_state(messages, None if stored else current)
 
 
 def stale_before() -> datetime:

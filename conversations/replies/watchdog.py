@@ -5,7 +5,8 @@
   "generating" state without sending anything. Every process looks at every stale run;
   the conditional store lets exactly one of them win.
 - Sockets opened with an API token that has since been revoked are closed with 4401.
-- After a channel-layer outage (Redis restarting) the hub subscribes again.
+- A channel-layer subscription broken by an outage (Redis restarting) is rebuilt, and
+  the sockets it feeds get a `sync.state` with what they may have missed.
 """
 
 from __future__ import annotations
@@ -20,10 +21,11 @@ from django.conf import settings
 from accounts.tokens import live_token_ids
 from core.db_async import db_async
 
+from .. import events
 from ..models import ReplyRun
 from ..realtime.hub import Hub
 from . import store
-from .recovery import arecover_stale_run, stale_before
+from .recovery import arecover_stale_run, build_sync_state, stale_before
 
 logger = logging.getLogger(__name__)
 
@@ -51,7 +53,7 @@ def ensure_watchdog(hub: Hub) -> None:
 async def _watch(hub: Hub) -> None:
     while True:
         await asyncio.sleep(settings.CHAT_RUN_HEARTBEAT_SECONDS)
-        for check in (recover_stale_runs, close_revoked_sockets, Hub.resubscribe):
+        for check in (recover_stale_runs, close_revoked_sockets, repair_subscription):
             try:
                 await check(hub)
             except Exception:
@@ -66,6 +68,21 @@ async def recover_stale_runs(hub: Hub) -> int:
         if run is not None and await arecover_stale_run(run):
             recovered += 1
     return recovered
+
+
+async def repair_subscription(hub: Hub) -> int:
+    """Rebuild a broken channel-layer subscription; send its sockets what they missed.
+
+    After an outage each conversation's sockets here get a `sync.state` (unasked) with
+    the messages after the last one this process delivered and the reply in progress.
+    """
+    await hub.resubscribe()
+    await hub.check_layer()
+    missed = hub.take_caught_up()
+    for key in missed:
+        state = await build_sync_state(conversation_id=key, after=hub.last_sequence(key))
+        events.publish(state, conversation_id=key, local_only=True)
+    return len(missed)
 
 
 async def close_revoked_sockets(hub: Hub) -> int:

@@ -24,7 +24,7 @@ def _open(new_context, user, conversation, **kwargs):
     page = new_context(user, **kwargs).new_page()
     page.goto(f"/conversations/{conversation.id}/")
     expect(page.locator("#composer-input")).to_be_enabled()
-    page.wait_for_function("window.chatSocket && window.chatSocket.isOpen")
+    page.wait_for_function("() => window.chatSocket && window.chatSocket.isOpen")
     return page
 
 

@@ -158,3 +158,14 @@ async def test_a_message_while_a_live_reply_runs_is_busy_and_stores_nothing(alic
 
 def _fake_live_run(conversation):
     _fake_run(conversation, "33333333-4444-5555-6666-777777777777", timezone.now())
+
+
+@pytest.mark.parametrize("path", ["/ws/nope/", "/ws/conversations/", "/ws/conversations/x/y/"])
+async def test_an_unknown_socket_path_is_closed_4404_not_a_500(alice, path):
+    from channels.testing import WebsocketCommunicator
+
+    from chatsite.asgi import application
+
+    headers = [(b"authorization", f"Bearer {await make_token(alice)}".encode())]
+    comm = WebsocketCommunicator(application, path, headers=headers)
+    assert await closed_code(comm) == 4404

@@ -270,9 +270,42 @@ def own_redis(tmp_path):
     server["proc"].wait()
 
 
-async def _restart_redis_mid_reply(ports, conversation_id, token, redis) -> dict:
+class _Client:
+    """What a careful client keeps: stored messages by id, and the text of the running reply."""
+
+    def __init__(self) -> None:
+        self.messages: dict[str, dict] = {}
+        self.text: dict[str, str] = {}
+        self.frames: list[dict] = []
+
+    def apply(self, frame: dict) -> None:
+        self.frames.append(frame)
+        if frame["type"] == "message.created" or frame["type"] == "generation.finished":
+            self.messages[frame["message"]["id"]] = frame["message"]
+        elif frame["type"] == "sync.state":
+            for message in frame["messages"]:
+                self.messages[message["id"]] = message
+            if frame["generation"]:
+                self.text[frame["generation"]["run_id"]] = frame["generation"]["text"]
+        elif frame["type"] == "token":
+            text = self.text.get(frame["run_id"], "")
+            assert frame["index"] <= len(text), "a gap that no sync.state filled"
+            self.text[frame["run_id"]] = text[: frame["index"]] + frame["text"]
+
+
+async def _until_stored(ws, client: _Client, count: int, wait: float = 45) -> None:
+    """Read frames until the client holds `count` stored messages, the last a finished reply."""
+    async with asyncio.timeout(wait):
+        while True:
+            client.apply(json.loads(await ws.recv()))
+            replies = [m for m in client.messages.values() if m["role"] == "assistant"]
+            if len(client.messages) >= count and len(replies) == count // 2:
+                return
+
+
+async def _restart_redis_mid_reply(ports, conversation_id, token, redis, outage) -> dict:
     a_port, b_port = ports
-    out: dict = {}
+    clients = {"a": _Client(), "b": _Client()}
     async with (
         websockets.connect(_url(a_port, conversation_id), additional_headers=_auth(token)) as a,
         websockets.connect(_url(b_port, conversation_id), additional_headers=_auth(token)) as b,
@@ -281,36 +314,39 @@ async def _restart_redis_mid_reply(ports, conversation_id, token, redis) -> dict
             await ws.send(json.dumps({"type": "ping"}))
             assert json.loads(await ws.recv()) == {"type": "pong"}
         await a.send(json.dumps({"type": "message.send", "content": "a long answer, please"}))
-        await _recv_until(b, "token")
+        for frame in await _recv_until(b, "token"):
+            clients["b"].apply(frame)
         redis["proc"].kill()  # Redis goes away mid-reply…
         redis["proc"].wait()
-        await asyncio.sleep(1.0)
+        await asyncio.sleep(outage)
         redis["proc"] = redis["start"]()  # …and comes back empty
-        out["first"] = await asyncio.gather(
-            _recv_until(a, "generation.finished", wait=45),
-            _recv_until(b, "generation.finished", wait=45),
-        )
+        await asyncio.gather(_until_stored(a, clients["a"], 2), _until_stored(b, clients["b"], 2))
         await a.send(json.dumps({"type": "message.send", "content": "and again"}))
-        out["second"] = await asyncio.gather(
-            _recv_until(a, "generation.finished", wait=45),
-            _recv_until(b, "generation.finished", wait=45),
-        )
-    return out
+        await asyncio.gather(_until_stored(a, clients["a"], 4), _until_stored(b, clients["b"], 4))
+    return clients
 
 
-def test_redis_restarting_mid_reply_loses_no_reply(tmp_path, model_server, own_redis, alice):
+@pytest.mark.parametrize("outage", [1.0, 5.0])
+def test_redis_restarting_mid_reply_loses_no_reply(
+    tmp_path, model_server, own_redis, alice, outage
+):
     require_service(uses_postgres(), "PostgreSQL (set DATABASE_URL)")
-    procs, ports = start_daphnes(tmp_path, model_server.base_url, own_redis["url"])
+    procs, ports = start_daphnes(
+        tmp_path, model_server.base_url, own_redis["url"], CHAT_RUN_HEARTBEAT_SECONDS="1"
+    )
     try:
         token = create_api_token(user=alice, name="ws").secret
         conversation = services.create_conversation(user=alice, title="Redis blip")
-        out = asyncio.run(_restart_redis_mid_reply(ports, conversation.id, token, own_redis))
+        clients = asyncio.run(
+            _restart_redis_mid_reply(ports, conversation.id, token, own_redis, outage)
+        )
     finally:
         stop(procs)
-    for frames_a, frames_b in (out["first"], out["second"]):
-        for frames in (frames_a, frames_b):  # generation.finished reached every socket
-            finished = frames[-1]
-            assert finished["finish_reason"] == "end_turn"
-            assert finished["message"]["content"] == LONG_REPLY
-        assert Message.objects.get(pk=frames_a[-1]["run_id"]).content == LONG_REPLY
-    assert Message.objects.filter(conversation=conversation).count() == 4
+    stored = {str(m.id): m for m in Message.objects.filter(conversation=conversation)}
+    assert len(stored) == 4
+    for client in clients.values():  # both sockets, on both processes, know every message
+        assert set(client.messages) == set(stored)
+        for message_id, message in client.messages.items():
+            assert message["content"] == stored[message_id].content
+    replies = [m for m in stored.values() if m.role == "assistant"]
+    assert all(m.content == LONG_REPLY and m.finish_reason == "end_turn" for m in replies)

@@ -98,7 +98,7 @@ class Command(BaseCommand):
                         "sequence_number": n,
                         "model": "" if role == "user" else "demo",
                         "tokens_used": len(content) // 3,
-                        "finish_reason": "" if role == "user" else "end_turn",
+                        "finish_reason": None if role == "user" else "end_turn",
                     }
                     for n, (role, content) in enumerate(messages, start=1)
                 ],
