@@ -9,6 +9,8 @@ Alice can reach by id, Bob gets 404 for (the same request with his token).
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import re
 from collections import Counter, defaultdict
@@ -18,7 +20,7 @@ import pytest
 import requests
 import schemathesis
 from django.conf import settings
-from hypothesis import HealthCheck
+from hypothesis import HealthCheck, Phase
 from hypothesis import strategies as st
 
 from accounts.tokens import create_api_token
@@ -68,7 +70,13 @@ def live_api(tmp_path, alice, bob):
     }
     seen: dict[str, Counter] = defaultdict(Counter)  # operation → answers by class (2, 4…)
     try:
-        yield {"base": f"http://127.0.0.1:{port}", "tokens": tokens, "seen": seen, "ids": real_ids}
+        yield {
+            "base": f"http://127.0.0.1:{port}",
+            "tokens": tokens,
+            "seen": seen,
+            "ids": real_ids,
+            "failures": [],
+        }
     finally:
         stop(procs)
         server.stop()
@@ -80,6 +88,14 @@ def _auth(live, who: str) -> dict[str, str]:
 
 def _check(live, case, response) -> None:
     """The three promises, for one answer to Alice (and the same request as Bob)."""
+    try:
+        _promises(live, case, response)
+    except AssertionError as exc:  # kept even if hypothesis cannot replay the run
+        live["failures"].append(str(exc)[:500])
+        raise
+
+
+def _promises(live, case, response) -> None:
     where = f"{case.method} {case.formatted_path}"
     live["seen"][f"{case.method} {case.path}"][response.status_code // 100] += 1
     assert response.status_code < 500, (where, response.text[:500])
@@ -143,16 +159,26 @@ def test_sequences_that_reuse_real_ids(live_api):
         def validate_response(self, response, case, **kwargs):
             _check(live_api, case, response)
 
-    Workflow.run(
+    run = functools.partial(
+        Workflow.run,
         settings=hypothesis.settings(
             max_examples=STATEFUL_EXAMPLES,
             stateful_step_count=STEPS,
+            # The server's state changes between runs, so a replay is not the same run:
+            # report the first failure as found instead of shrinking it.
+            phases=[Phase.explicit, Phase.generate],
             deadline=None,
             derandomize=True,
             suppress_health_check=list(HealthCheck),
             database=None,
-        )
+        ),
     )
+    # The rules open at a step depend on what the live server answered before, so
+    # hypothesis may find its tree of choices inconsistent and stop exploring. Not a
+    # failure of the API: every failed promise is recorded by _check and asserted below.
+    with contextlib.suppress(hypothesis.errors.FlakyStrategyDefinition):
+        run()
+    assert live_api["failures"] == []
     by_id = {op: n for op, n in live_api["seen"].items() if ID_PATH.search(op) and n[2]}
     print({op: dict(answers) for op, answers in sorted(live_api["seen"].items())})
     assert by_id, "no call reused an id from an earlier answer"
