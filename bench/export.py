@@ -1,0 +1,156 @@
+"""Benchmark an export of 100,000 messages through a real Daphne process; one JSON line.
+
+The export streams (an async iterator under ASGI): the server's resident memory should
+grow by less than 64 MB however long the conversation is. Measured: the Daphne
+process's RSS before the download and its peak while downloading (sampled every 20 ms
+from /proc), the bytes received, and the time taken, for each format.
+
+Needs PostgreSQL (DATABASE_URL, default postgres://postgres@127.0.0.1:5432/chatsite; a
+scratch database is made and dropped).
+
+    uv run python bench/export.py [--messages 100000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.scratch_db import run_in_scratch_database  # noqa: E402
+
+TARGET_GROWTH_MB = 64
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def _seed(database_url: str, messages: int) -> tuple[str, str]:
+    """Migrate, then make a user, a token and a conversation of `messages` messages."""
+    os.environ["DATABASE_URL"] = database_url
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "chatsite.settings")
+    import django
+
+    django.setup()
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    from accounts.tokens import create_api_token
+    from conversations.models import Conversation, Message
+
+    user = get_user_model().objects.create_user("bench", password="bench-export-1")
+    conversation = Conversation.objects.create(created_by=user, title="Long export")
+    text = "A message of ordinary length, with 한국어 too, and a little more text. " * 4
+    batch = []
+    for n in range(1, messages + 1):
+        role = "user" if n % 2 else "assistant"
+        batch.append(
+            Message(conversation=conversation, role=role, content=f"{n}: {text}", sequence_number=n)
+        )
+        if len(batch) == 5000:
+            Message.objects.bulk_create(batch)
+            batch = []
+    Message.objects.bulk_create(batch)
+    Conversation.objects.filter(pk=conversation.pk).update(
+        message_count=messages, last_sequence_number=messages
+    )
+    return create_api_token(user=user, name="bench").secret, str(conversation.pk)
+
+
+async def _download(url: str, token: str, pid: int) -> dict[str, float]:
+    peak, received = _rss_mb(pid), 0
+    started = time.perf_counter()
+    headers = {"Authorization": f"Bearer {token}"}
+    async with (
+        httpx.AsyncClient(timeout=600) as client,
+        client.stream("GET", url, headers=headers) as response,
+    ):
+        response.raise_for_status()
+        last = 0.0
+        async for chunk in response.aiter_bytes():
+            received += len(chunk)
+            now = time.perf_counter()
+            if now - last > 0.02:
+                peak, last = max(peak, _rss_mb(pid)), now
+    return {"bytes": received, "seconds": round(time.perf_counter() - started, 2), "peak": peak}
+
+
+def run(database_url: str, messages: int) -> dict[str, object]:
+    token, conversation_id = _seed(database_url, messages)
+    from django.db import connections
+
+    connections.close_all()
+    port = _free_port()
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "DJANGO_SETTINGS_MODULE": "chatsite.settings",
+    }
+    env.pop("REDIS_URL", None)
+    cmd = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port)]
+    log = open(ROOT / "var" / "bench-export-daphne.log", "w")  # noqa: SIM115
+    proc = subprocess.Popen(
+        [*cmd, "chatsite.asgi:application"], cwd=ROOT, env=env, stdout=log, stderr=log
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/accounts/login/", timeout=1)
+                break
+            except httpx.HTTPError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise RuntimeError("daphne did not start") from None
+                time.sleep(0.2)
+        base = f"http://127.0.0.1:{port}/api/v1/conversations/{conversation_id}/export"
+        results: dict[str, object] = {"messages": messages, "target_growth_mb": TARGET_GROWTH_MB}
+        for fmt in ("json", "markdown", "text"):
+            before = _rss_mb(proc.pid)
+            got = asyncio.run(_download(f"{base}?format={fmt}&include_metadata=1", token, proc.pid))
+            results[fmt] = {
+                "mb": round(got["bytes"] / 1e6, 1),
+                "seconds": got["seconds"],
+                "rss_before_mb": round(before, 1),
+                "rss_peak_mb": round(got["peak"], 1),
+                "rss_growth_mb": round(got["peak"] - before, 1),
+            }
+        growth = max(r["rss_growth_mb"] for r in results.values() if isinstance(r, dict))
+        results["max_rss_growth_mb"] = growth
+        results["within_target"] = growth < TARGET_GROWTH_MB
+        return results
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--messages", type=int, default=100_000)
+    args = parser.parse_args()
+    (ROOT / "var").mkdir(exist_ok=True)
+    run_in_scratch_database("chatsite_bench_export", lambda url: run(url, args.messages))
+
+
+if __name__ == "__main__":
+    main()
