@@ -193,6 +193,8 @@ class UserConsumer(AsyncWebsocketConsumer):
     """One tab's feed of its user's conversation list: `conversation.updated`/`deleted`."""
 
     group: str | None = None
+    token_id: int | None = None
+    is_closed = False
 
     # --- socket handlers ---------------------------------------------------------------
     async def connect(self) -> None:
@@ -200,15 +202,29 @@ class UserConsumer(AsyncWebsocketConsumer):
         await self.accept()
         user = self.scope.get("user")
         if user is None or not user.is_authenticated:
-            await self.close(code=CLOSE_NOT_LOGGED_IN)
+            await self.close_with(CLOSE_NOT_LOGGED_IN)
             return
         self.group = user_group(user.pk)
         await self.channel_layer.group_add(self.group, self.channel_name)
+        # Opened with an API token: closed (4401) once the token is revoked, as the
+        # conversation sockets are (the watchdog checks both).
+        self.token_id = self.scope.get("token_id")
+        if self.token_id is not None:
+            hub = get_hub()
+            hub.listeners.add(self)
+            ensure_watchdog(hub)
 
     async def disconnect(self, code: int) -> None:
         """Leave the user's group."""
+        self.is_closed = True
+        get_hub().listeners.discard(self)
         if self.group is not None:
             await self.channel_layer.group_discard(self.group, self.channel_name)
+
+    async def close_with(self, code: int) -> None:
+        """Close the socket with an application close code."""
+        self.is_closed = True
+        await self.close(code=code)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         """Answer `ping`; this socket only listens otherwise."""
@@ -224,6 +240,8 @@ class UserConsumer(AsyncWebsocketConsumer):
     # --- channel-layer handlers ------------------------------------------------------------
     async def chat_frames(self, event: dict[str, Any]) -> None:
         """Forward list events to the tab."""
+        if self.is_closed:
+            return
         for frame in event["frames"]:
             await self.send(text_data=dumps(frame))
 

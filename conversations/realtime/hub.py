@@ -30,6 +30,7 @@ from core.groups import conversation_group, conversation_of
 
 from . import progress
 from .frames import dumps
+from .redis import get_redis
 
 logger = logging.getLogger(__name__)
 
@@ -73,6 +74,7 @@ class Hub:
         # The in-memory layer reaches no other process: local delivery is all there is.
         self.shared = self.layer is not None and not isinstance(self.layer, InMemoryChannelLayer)
         self.sockets: dict[str, set[LocalSocket]] = {}
+        self.listeners: set[Any] = set()  # list-page sockets opened with a token (watchdog)
         self.runs: dict[str, RunHandle] = {}
         self._queues: dict[str, deque[_Item]] = {}
         self._pumps: dict[str, asyncio.Task[None]] = {}
@@ -83,10 +85,13 @@ class Hub:
         self._publisher: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[Any]] = set()
         self.closing = False
-        self._echo_sent: str | None = None  # see check_layer
-        self._echo_seen: str | None = None
+        # See check_layer: echoes are numbered; a conversation marked as having missed
+        # frames is caught up once an echo sent after the marking has come back.
+        self._echo_sent = 0
+        self._echo_seen = 0
+        self._redis_run_id: str | None = None
         self._last_seq: dict[str, int] = {}  # conversation → highest message delivered here
-        self._missed: set[str] = set()  # conversations whose subscription broke (see above)
+        self._missed: dict[str, int] = {}  # conversation → echo count when it missed frames
 
     # --- sockets and runs ----------------------------------------------------------
     async def join(self, conversation_id: Any, sock: LocalSocket) -> None:
@@ -106,9 +111,9 @@ class Hub:
                 self._last_seq.pop(key, None)
         await self._unsubscribe_if_idle(key)
 
-    def all_sockets(self) -> list[LocalSocket]:
-        """Return every socket connected to this process."""
-        return [sock for members in self.sockets.values() for sock in members]
+    def all_sockets(self) -> list[Any]:
+        """Return every socket connected to this process (list-page ones included)."""
+        return [sock for members in self.sockets.values() for sock in members] + [*self.listeners]
 
     def register_run(self, handle: RunHandle) -> None:
         """Register a run so stop requests and deletions find it (subscribe with `watch`)."""
@@ -263,7 +268,7 @@ class Hub:
             # Redis is down: local sockets still work; the watchdog subscribes again and
             # then sends these sockets what was published meanwhile.
             self._subscribed.discard(key)
-            self._missed.add(key)
+            self._mark_missed([key])
             logger.warning("could not subscribe to %s; will retry", key)
 
     async def resubscribe(self) -> None:
@@ -274,31 +279,57 @@ class Hub:
     async def check_layer(self) -> None:
         """Prove the subscription still delivers; rebuild it if not.
 
-        Redis pub/sub keeps nothing: while a process's subscription is broken (Redis
-        restarting) every frame published for it is gone, and a subscription can stay
-        broken after Redis is back. Each call sends this process an echo through the
-        layer; one that has not come back by the next call means the subscription is
-        broken: it is rebuilt, and its conversations are marked as having missed frames
-        (`take_caught_up` names them once they are subscribed again).
+        Redis pub/sub keeps nothing: whatever is published while this process is not
+        subscribed (Redis restarting, the connection being rebuilt) is gone for its
+        sockets. So each call
+        - asks Redis for its run id: a new one means Redis restarted, and every
+          conversation here may have missed frames;
+        - sends this process a numbered echo through the layer: one that has not come
+          back by the next call means the subscription is broken: it is rebuilt.
+        A conversation that may have missed frames is named by `take_caught_up` once an
+        echo sent after that has come back (the subscription provably works again).
         """
         if not self.shared or self._channel is None:
             return
-        if self._echo_sent is not None and self._echo_seen != self._echo_sent:
+        run_id = await self._read_redis_run_id()
+        if run_id is None or (self._redis_run_id is not None and run_id != self._redis_run_id):
+            self._mark_missed(list(self.sockets))
+        self._redis_run_id = run_id or self._redis_run_id
+        if self._echo_sent and self._echo_seen != self._echo_sent:
             logger.warning("channel layer subscription lost; subscribing again")
-            self._missed.update(self.sockets)
+            self._mark_missed(list(self.sockets))
             await self._reset_subscription()
             return
-        self._echo_sent = uuid.uuid4().hex
+        self._echo_sent += 1
         try:
             await self.layer.send(self._channel, {"type": "chat.echo", "nonce": self._echo_sent})
         except Exception as exc:
             logger.warning("channel layer unreachable: %s", exc)
 
+    async def _read_redis_run_id(self) -> str | None:
+        client = get_redis()
+        if client is None:
+            return None
+        try:
+            return (await client.info("server")).get("run_id")
+        except Exception:
+            return None
+
+    def _mark_missed(self, keys: list[str]) -> None:
+        for key in keys:
+            self._missed.setdefault(key, self._echo_sent)
+
     def take_caught_up(self) -> list[str]:
-        """Return (once) the conversations that missed frames and are subscribed again."""
-        ready = [key for key in self._missed if key in self._subscribed and key in self.sockets]
-        self._missed.difference_update(ready)
-        self._missed.intersection_update(self.sockets)
+        """Return (once) the conversations that missed frames and are provably subscribed."""
+        ready = [
+            key
+            for key, marked in self._missed.items()
+            if self._echo_seen > marked and key in self._subscribed and key in self.sockets
+        ]
+        for key in ready:
+            del self._missed[key]
+        for key in [k for k in self._missed if k not in self.sockets]:
+            del self._missed[key]
         return ready
 
     async def _reset_subscription(self) -> None:
@@ -310,7 +341,7 @@ class Hub:
         except Exception as exc:
             logger.warning("could not reset the channel layer: %s", exc)
         self._channel, self._receiver = None, None
-        self._echo_sent = self._echo_seen = None
+        self._echo_seen = self._echo_sent  # that echo is lost with the old subscription
         self._subscribed.clear()
         await self.resubscribe()
 
@@ -337,7 +368,7 @@ class Hub:
 
     def _dispatch(self, event: dict[str, Any]) -> None:
         if event.get("type") == "chat.echo":
-            self._echo_seen = event.get("nonce")
+            self._echo_seen = max(self._echo_seen, int(event.get("nonce") or 0))
             return
         if event.get("origin") == PROCESS_ID:
             return

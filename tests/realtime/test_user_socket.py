@@ -49,3 +49,21 @@ async def test_anonymous_user_socket_is_closed_4401():
     assert connected
     closed = await comm.receive_output(timeout=2)
     assert closed == {"type": "websocket.close", "code": 4401}
+
+
+async def test_a_list_socket_closes_when_its_token_is_revoked(alice, settings):
+    from asgiref.sync import sync_to_async
+    from channels.testing import WebsocketCommunicator
+
+    from accounts.tokens import create_api_token, revoke_api_token
+    from chatsite.asgi import application
+
+    settings.CHAT_RUN_HEARTBEAT_SECONDS = 0.3
+    issued = await sync_to_async(create_api_token)(user=alice, name="list")
+    comm = WebsocketCommunicator(
+        application, "/ws/user/", headers=[(b"authorization", f"Bearer {issued.secret}".encode())]
+    )
+    assert (await comm.connect())[0]
+    await sync_to_async(revoke_api_token)(user=alice, token_id=issued.token.pk)
+    closed = await comm.receive_output(timeout=5)
+    assert closed == {"type": "websocket.close", "code": 4401}
