@@ -62,6 +62,11 @@ def _describe(exc: ValueError) -> str:
 class ConversationConsumer(AsyncWebsocketConsumer):
     """One client's socket on one conversation."""
 
+    # No channel of its own: the process's hub delivers its frames. (Channels would
+    # otherwise open one per socket through Redis, and a socket could not even connect
+    # while Redis restarts.)
+    channel_layer_alias = "no-channel-layer"
+
     conversation_id: str | None = None
     token_id: int | None = None
     is_closed = False

@@ -91,6 +91,10 @@ class Hub:
         self._echo_seen = 0
         self._redis_run_id: str | None = None
         self._last_seq: dict[str, int] = {}  # conversation → highest message delivered here
+        self._next_index: dict[str, int] = {}  # run → length of its text sent here
+        # `_last_seq` as of the last echo that came back: frames up to it surely arrived.
+        self._safe_seq: dict[str, int] = {}
+        self._echo_snapshots: dict[int, dict[str, int]] = {}
         self._missed: dict[str, int] = {}  # conversation → echo count when it missed frames
 
     # --- sockets and runs ----------------------------------------------------------
@@ -199,23 +203,61 @@ class Hub:
 
     async def _deliver(self, key: str, item: _Item) -> None:
         assert item.frame is not None
-        frame_type = item.frame["type"]
-        if frame_type == "message.created":
-            seq = item.frame["message"]["sequence_number"]
-            self._last_seq[key] = max(seq, self._last_seq.get(key, 0))
-        elif frame_type == "sync.state" and item.frame["messages"]:
-            seq = max(m["sequence_number"] for m in item.frame["messages"])
-            self._last_seq[key] = max(seq, self._last_seq.get(key, 0))
+        frame = item.frame
+        frame_type = frame["type"]
+        if frame_type == "token" and item.local_only:  # from another process: a gap?
+            await self._fill_gap(key, frame)
+        self._track(key, frame)
         if frame_type == "conversation.deleted" and key in self.runs:
             self.runs[key].cancel("deleted")
-        text = dumps(item.frame)
+        await self._to_sockets(key, frame)
+        if self.shared and not item.local_only:
+            self._publish(conversation_group(key), frame)
+
+    async def _to_sockets(self, key: str, frame: dict[str, Any]) -> None:
+        text, frame_type = dumps(frame), frame["type"]
         for sock in list(self.sockets.get(key, ())):
             try:
                 await sock.deliver(text, frame_type)
             except Exception:
                 logger.exception("could not deliver to a socket of %s", key)
-        if self.shared and not item.local_only:
-            self._publish(conversation_group(key), item.frame)
+
+    def _track(self, key: str, frame: dict[str, Any]) -> None:
+        """Note what this process's sockets of a conversation have been sent."""
+        kind = frame["type"]
+        if kind == "message.created":
+            seq = frame["message"]["sequence_number"]
+            self._last_seq[key] = max(seq, self._last_seq.get(key, 0))
+        elif kind == "sync.state":
+            if frame["messages"]:
+                seq = max(m["sequence_number"] for m in frame["messages"])
+                self._last_seq[key] = max(seq, self._last_seq.get(key, 0))
+            if frame["generation"]:
+                run_id, text = frame["generation"]["run_id"], frame["generation"]["text"]
+                self._next_index[run_id] = max(len(text), self._next_index.get(run_id, 0))
+        elif kind == "token":
+            end = frame["index"] + len(frame["text"])
+            self._next_index[frame["run_id"]] = max(end, self._next_index.get(frame["run_id"], 0))
+        elif kind == "generation.finished":
+            self._next_index.pop(frame["run_id"], None)
+
+    async def _fill_gap(self, key: str, frame: dict[str, Any]) -> None:
+        """Send the text another process published while this one could not hear it.
+
+        Chunks lost on the way (Redis restarting) leave a gap before this one; the owning
+        process wrote the whole text to the reply's progress record before publishing
+        this chunk, so the missing piece is there.
+        """
+        expected = self._next_index.get(frame["run_id"], 0)
+        if frame["index"] <= expected:
+            return
+        current = await progress.aget(conversation_id=key)
+        if current is None or current["run_id"] != frame["run_id"]:
+            return
+        missing = current["text"][expected : frame["index"]]
+        if len(missing) == frame["index"] - expected:
+            await self._to_sockets(key, {**frame, "index": expected, "text": missing})
+            self._next_index[frame["run_id"]] = frame["index"]
 
     def _publish(self, group: str, frame: Any) -> None:
         """Queue a frame for the channel layer; local sockets never wait for it."""
@@ -301,6 +343,7 @@ class Hub:
             await self._reset_subscription()
             return
         self._echo_sent += 1
+        self._echo_snapshots[self._echo_sent] = dict(self._last_seq)
         try:
             await self.layer.send(self._channel, {"type": "chat.echo", "nonce": self._echo_sent})
         except Exception as exc:
@@ -345,9 +388,10 @@ class Hub:
         self._subscribed.clear()
         await self.resubscribe()
 
-    def last_sequence(self, conversation_id: Any) -> int:
-        """Return the highest sequence number this process delivered for a conversation."""
-        return self._last_seq.get(str(conversation_id), 0)
+    def delivered_before_loss(self, conversation_id: Any) -> int:
+        """Return the sequence number up to which this process's sockets surely got every
+        message of a conversation (as of the last echo that came back before a loss)."""
+        return self._safe_seq.get(str(conversation_id), 0)
 
     async def _unsubscribe_if_idle(self, key: str) -> None:
         if key in self.sockets or key in self.runs or key not in self._subscribed:
@@ -368,7 +412,12 @@ class Hub:
 
     def _dispatch(self, event: dict[str, Any]) -> None:
         if event.get("type") == "chat.echo":
-            self._echo_seen = max(self._echo_seen, int(event.get("nonce") or 0))
+            nonce = int(event.get("nonce") or 0)
+            if nonce > self._echo_seen:
+                self._echo_seen = nonce
+                self._safe_seq = self._echo_snapshots.get(nonce, self._safe_seq)
+                for old in [n for n in self._echo_snapshots if n <= nonce]:
+                    del self._echo_snapshots[old]
             return
         if event.get("origin") == PROCESS_ID:
             return

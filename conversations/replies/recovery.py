@@ -7,6 +7,7 @@ socket once.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from datetime import datetime, timedelta
 from typing import Any
@@ -24,6 +25,8 @@ from ..realtime.hub import get_hub
 from . import store
 
 logger = logging.getLogger(__name__)
+
+PROGRESS_WAIT_STEPS = 20  # × 0.1 s
 
 _finish_stale = db_async(store.finish_stale_run)
 _running_run = db_async(store.running_run)
@@ -62,6 +65,13 @@ async def build_sync_state(*, conversation_id: Any, after: int) -> SyncStateFram
         current: Generation | None = {"run_id": str(handle.run_id), "text": handle.text()}
     else:
         found = await progress.aget(conversation_id=key)
+        if found is None and await _running_run(conversation_id=key) is not None:
+            # Running elsewhere but no record (Redis just restarted): its process writes
+            # the whole text again with its next chunk, within moments.
+            for _ in range(PROGRESS_WAIT_STEPS):
+                await asyncio.sleep(0.1)
+                if (found := await progress.aget(conversation_id=key)) is not None:
+                    break
         current = {"run_id": found["run_id"], "text": found["text"]} if found else None
     run_id = current["run_id"] if current else None
     messages, stored = await _load_sync(conversation_id=key, after=after, run_id=run_id)

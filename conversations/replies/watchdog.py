@@ -80,7 +80,8 @@ async def repair_subscription(hub: Hub) -> int:
     await hub.check_layer()
     missed = hub.take_caught_up()
     for key in missed:
-        state = await build_sync_state(conversation_id=key, after=hub.last_sequence(key))
+        after = hub.delivered_before_loss(key)
+        state = await build_sync_state(conversation_id=key, after=after)
         events.publish(state, conversation_id=key, local_only=True)
     return len(missed)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import threading
 import time
@@ -13,7 +14,7 @@ from django.db import connections
 from django.test import AsyncClient
 
 from accounts.tokens import create_api_token, revoke_api_token
-from conversations import agent_service, feedback, services
+from conversations import agent_service, events, feedback, services
 from conversations.models import Conversation, Message, ReplyRun
 from conversations.realtime.ratelimit import acheck_rate
 from conversations.replies import start_reply
@@ -291,12 +292,12 @@ async def test_frames_for_other_processes_wait_out_an_outage_in_order(monkeypatc
     hub = hub_module.Hub(asyncio.get_running_loop())
     hub.layer, hub.shared = _FlakyLayer(failures=3), True
     for n in range(20):  # more frames keep coming while the first sends fail
-        hub.post("c1", {"type": "token", "n": n})
+        hub.post("c1", events.token(run_id="r", index=n, text="x"))
         await asyncio.sleep(0)
     await hub.flushed("c1")
     await asyncio.wait_for(hub._publisher, 5)
     frames = [f for event in hub.layer.sent for f in event["frames"]]
-    assert [f["n"] for f in frames] == list(range(20))
+    assert [f["index"] for f in frames] == list(range(20))
 
 
 _real_sleep = asyncio.sleep
@@ -304,3 +305,36 @@ _real_sleep = asyncio.sleep
 
 async def _fast_sleep(delay: float, *args):
     await _real_sleep(min(delay, 0.01), *args)
+
+
+class _Sink:
+    token_id = None
+
+    def __init__(self) -> None:
+        self.frames: list[dict] = []
+
+    async def deliver(self, text: str, frame_type: str) -> None:
+        self.frames.append(json.loads(text))
+
+    async def close_with(self, code: int) -> None:
+        pass
+
+
+async def test_chunks_lost_between_processes_are_filled_from_the_reply_in_progress():
+    """Another process's chunks 2–3 never arrived (Redis restarting); chunk 4 brings them."""
+    from conversations.realtime import progress
+    from conversations.realtime.hub import get_hub
+
+    hub, sink, run = get_hub(), _Sink(), "11111111-2222-3333-4444-555555555555"
+    await hub.join("c-gap", sink)
+    text = "abcdef"
+    await progress.astart(conversation_id="c-gap", run_id=run, reply_to="q")
+    await progress.aappend(
+        conversation_id="c-gap", append=progress.Append(run, "q", text, text, len(text))
+    )
+    hub.post("c-gap", events.token(run_id=run, index=0, text="ab"), local_only=True)
+    hub.post("c-gap", events.token(run_id=run, index=4, text="ef"), local_only=True)
+    await hub.flushed("c-gap")
+    received = [(f["index"], f["text"]) for f in sink.frames]
+    assert received == [(0, "ab"), (2, "cd"), (4, "ef")]
+    await progress.aclear(conversation_id="c-gap", run_id=run)

@@ -7,6 +7,7 @@ conversations.agent_service is wired to agent.runner.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import shutil
 import subprocess
@@ -72,6 +73,20 @@ async def _recv_until(ws, frame_type: str, wait: float = 30) -> list[dict]:
                 return frames
 
 
+@contextlib.asynccontextmanager
+async def _joined(ports, conversation_id, token):
+    """Yield a socket on each process, both joined (they have answered a ping)."""
+    a_port, b_port = ports
+    async with (
+        websockets.connect(_url(a_port, conversation_id), additional_headers=_auth(token)) as a,
+        websockets.connect(_url(b_port, conversation_id), additional_headers=_auth(token)) as b,
+    ):
+        for ws in (a, b):
+            await ws.send(json.dumps({"type": "ping"}))
+            assert json.loads(await ws.recv()) == {"type": "pong"}
+        yield a, b
+
+
 def _contiguous(frames: list[dict]) -> str:
     text = ""
     for frame in frames:
@@ -82,15 +97,9 @@ def _contiguous(frames: list[dict]) -> str:
 
 
 async def _scenario(ports, conversation_id, token, stranger_token) -> dict:
-    a_port, b_port = ports
+    b_port = ports[1]
     out: dict = {}
-    async with (
-        websockets.connect(_url(a_port, conversation_id), additional_headers=_auth(token)) as a,
-        websockets.connect(_url(b_port, conversation_id), additional_headers=_auth(token)) as b,
-    ):
-        for ws in (a, b):  # both joined once they answer
-            await ws.send(json.dumps({"type": "ping"}))
-            assert json.loads(await ws.recv()) == {"type": "pong"}
+    async with _joined(ports, conversation_id, token) as (a, b):
         await a.send(json.dumps({"type": "message.send", "content": "hello"}))
         seen_a, seen_b = await asyncio.gather(
             _recv_until(a, "generation.finished"), _recv_until(b, "generation.finished")
@@ -147,14 +156,7 @@ def _logged_errors(tmp_path) -> list[str]:
 
 
 async def _watch_a_dying_process(ports, conversation_id, token, kill) -> tuple[list[dict], float]:
-    a_port, b_port = ports
-    async with (
-        websockets.connect(_url(a_port, conversation_id), additional_headers=_auth(token)) as a,
-        websockets.connect(_url(b_port, conversation_id), additional_headers=_auth(token)) as b,
-    ):
-        for ws in (a, b):
-            await ws.send(json.dumps({"type": "ping"}))
-            assert json.loads(await ws.recv()) == {"type": "pong"}
+    async with _joined(ports, conversation_id, token) as (a, b):
         await a.send(json.dumps({"type": "message.send", "content": "a long answer, please"}))
         frames = await _recv_until(b, "token")
         frames += [json.loads(await b.recv()) for _ in range(3)]
@@ -195,15 +197,9 @@ def test_a_process_dying_mid_reply_is_finished_for_a_socket_on_another(
 
 
 async def _delete_while_replying(ports, conversation_id, token) -> dict:
-    a_port, b_port = ports
+    b_port = ports[1]
     out: dict = {}
-    async with (
-        websockets.connect(_url(a_port, conversation_id), additional_headers=_auth(token)) as a,
-        websockets.connect(_url(b_port, conversation_id), additional_headers=_auth(token)) as b,
-    ):
-        for ws in (a, b):
-            await ws.send(json.dumps({"type": "ping"}))
-            assert json.loads(await ws.recv()) == {"type": "pong"}
+    async with _joined(ports, conversation_id, token) as (a, b):
         await a.send(json.dumps({"type": "message.send", "content": "a long answer, please"}))
         await _recv_until(a, "token")
         async with httpx.AsyncClient() as client:  # deleted through the OTHER process
@@ -303,32 +299,40 @@ async def _until_stored(ws, client: _Client, count: int, wait: float = 45) -> No
                 return
 
 
-async def _restart_redis_mid_reply(ports, conversation_id, token, redis, outage) -> dict:
-    a_port, b_port = ports
+async def _restart_redis_mid_reply(ports, conversation_id, token, redis, outage, b_sends) -> dict:
     clients = {"a": _Client(), "b": _Client()}
-    async with (
-        websockets.connect(_url(a_port, conversation_id), additional_headers=_auth(token)) as a,
-        websockets.connect(_url(b_port, conversation_id), additional_headers=_auth(token)) as b,
-    ):
-        for ws in (a, b):
-            await ws.send(json.dumps({"type": "ping"}))
-            assert json.loads(await ws.recv()) == {"type": "pong"}
+    async with _joined(ports, conversation_id, token) as (a, b):
         await a.send(json.dumps({"type": "message.send", "content": "a long answer, please"}))
         for frame in await _recv_until(b, "token"):
             clients["b"].apply(frame)
         redis["proc"].kill()  # Redis goes away mid-reply…
         redis["proc"].wait()
-        await asyncio.sleep(outage)
+        started = time.monotonic()
+        stored = 2
+        if b_sends:  # …A's reply ends, and B talks, while it is down…
+            await _until_stored(a, clients["a"], 2)
+            await b.send(json.dumps({"type": "message.send", "content": "meanwhile"}))
+            async with asyncio.timeout(30):
+                while not [
+                    m for m in clients["b"].messages.values() if m["content"] == "meanwhile"
+                ]:
+                    clients["b"].apply(json.loads(await b.recv()))
+            stored = 4
+        await asyncio.sleep(max(0.0, outage - (time.monotonic() - started)))
         redis["proc"] = redis["start"]()  # …and comes back empty
-        await asyncio.gather(_until_stored(a, clients["a"], 2), _until_stored(b, clients["b"], 2))
+        await asyncio.gather(
+            _until_stored(a, clients["a"], stored), _until_stored(b, clients["b"], stored)
+        )
         await a.send(json.dumps({"type": "message.send", "content": "and again"}))
-        await asyncio.gather(_until_stored(a, clients["a"], 4), _until_stored(b, clients["b"], 4))
+        await asyncio.gather(
+            _until_stored(a, clients["a"], stored + 2), _until_stored(b, clients["b"], stored + 2)
+        )
     return clients
 
 
-@pytest.mark.parametrize("outage", [1.0, 5.0])
+@pytest.mark.parametrize(("outage", "b_sends"), [(1.0, False), (5.0, False), (12.0, True)])
 def test_redis_restarting_mid_reply_loses_no_reply(
-    tmp_path, model_server, own_redis, alice, outage
+    tmp_path, model_server, own_redis, alice, outage, b_sends
 ):
     require_service(uses_postgres(), "PostgreSQL (set DATABASE_URL)")
     procs, ports = start_daphnes(
@@ -338,12 +342,12 @@ def test_redis_restarting_mid_reply_loses_no_reply(
         token = create_api_token(user=alice, name="ws").secret
         conversation = services.create_conversation(user=alice, title="Redis blip")
         clients = asyncio.run(
-            _restart_redis_mid_reply(ports, conversation.id, token, own_redis, outage)
+            _restart_redis_mid_reply(ports, conversation.id, token, own_redis, outage, b_sends)
         )
     finally:
         stop(procs)
     stored = {str(m.id): m for m in Message.objects.filter(conversation=conversation)}
-    assert len(stored) == 4
+    assert len(stored) == (6 if b_sends else 4)
     for client in clients.values():  # both sockets, on both processes, know every message
         assert set(client.messages) == set(stored)
         for message_id, message in client.messages.items():
