@@ -39,6 +39,7 @@ PROCESS_ID = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
 # wait and are retried in order, for at most this long; then they are dropped (logged).
 PUBLISH_RETRY_SECONDS = 30.0
 SHUTDOWN_WAIT_SECONDS = 10.0  # for running replies to store their text when the hub closes
+GAP_WAIT_STEPS = 10  # × 50 ms: for another process to write a reply's text again
 
 
 class LocalSocket(Protocol):
@@ -205,8 +206,8 @@ class Hub:
         assert item.frame is not None
         frame = item.frame
         frame_type = frame["type"]
-        if frame_type == "token" and item.local_only:  # from another process: a gap?
-            await self._fill_gap(key, frame)
+        if frame_type == "token" and item.local_only and not await self._fill_gap(key, frame):
+            return  # never hand a client a chunk after a hole; a sync.state follows
         self._track(key, frame)
         if frame_type == "conversation.deleted" and key in self.runs:
             self.runs[key].cancel("deleted")
@@ -241,23 +242,32 @@ class Hub:
         elif kind == "generation.finished":
             self._next_index.pop(frame["run_id"], None)
 
-    async def _fill_gap(self, key: str, frame: dict[str, Any]) -> None:
+    async def _fill_gap(self, key: str, frame: dict[str, Any]) -> bool:
         """Send the text another process published while this one could not hear it.
 
-        Chunks lost on the way (Redis restarting) leave a gap before this one; the owning
-        process wrote the whole text to the reply's progress record before publishing
-        this chunk, so the missing piece is there.
+        Chunks lost on the way (Redis restarting) leave a gap before this one. The owning
+        process writes the whole text to the reply's progress record before it publishes
+        a chunk (again in whole once Redis is back), so the missing piece is there, or
+        will be within a few chunk windows. Say whether `frame` may now be delivered:
+        if the hole cannot be filled, it is not, and the conversation gets a `sync.state`
+        (see `check_layer`) — the stored reply ends the run whole in any case.
         """
-        expected = self._next_index.get(frame["run_id"], 0)
-        if frame["index"] <= expected:
-            return
-        current = await progress.aget(conversation_id=key)
-        if current is None or current["run_id"] != frame["run_id"]:
-            return
-        missing = current["text"][expected : frame["index"]]
-        if len(missing) == frame["index"] - expected:
-            await self._to_sockets(key, {**frame, "index": expected, "text": missing})
-            self._next_index[frame["run_id"]] = frame["index"]
+        run_id, index = frame["run_id"], frame["index"]
+        expected = self._next_index.get(run_id, 0)
+        if index <= expected:
+            return True
+        for _ in range(GAP_WAIT_STEPS):
+            current = await progress.aget(conversation_id=key)
+            if current is not None and current["run_id"] == run_id:
+                missing = current["text"][expected:index]
+                if len(missing) == index - expected:
+                    await self._to_sockets(key, {**frame, "index": expected, "text": missing})
+                    self._next_index[run_id] = index
+                    return True
+            await asyncio.sleep(0.05)
+        logger.warning("reply %s: chunks lost between processes; holding until a sync", run_id)
+        self._mark_missed([key])
+        return False
 
     def _publish(self, group: str, frame: Any) -> None:
         """Queue a frame for the channel layer; local sockets never wait for it."""

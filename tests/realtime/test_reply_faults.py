@@ -338,3 +338,16 @@ async def test_chunks_lost_between_processes_are_filled_from_the_reply_in_progre
     received = [(f["index"], f["text"]) for f in sink.frames]
     assert received == [(0, "ab"), (2, "cd"), (4, "ef")]
     await progress.aclear(conversation_id="c-gap", run_id=run)
+
+
+async def test_a_hole_that_cannot_be_filled_is_never_handed_to_a_client(monkeypatch):
+    from conversations.realtime import hub as hub_module
+
+    monkeypatch.setattr(hub_module, "GAP_WAIT_STEPS", 2)
+    hub, sink, run = hub_module.get_hub(), _Sink(), "22222222-2222-3333-4444-555555555555"
+    await hub.join("c-hole", sink)
+    hub.post("c-hole", events.token(run_id=run, index=0, text="ab"), local_only=True)
+    hub.post("c-hole", events.token(run_id=run, index=4, text="ef"), local_only=True)
+    await hub.flushed("c-hole")
+    assert [(f["index"], f["text"]) for f in sink.frames] == [(0, "ab")]
+    assert "c-hole" in hub._missed  # a sync.state follows once the subscription is proven
