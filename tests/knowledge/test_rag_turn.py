@@ -14,6 +14,7 @@ from conversations.realtime.hub import aclose_hub, get_hub
 from conversations.replies import start_reply
 from knowledge.services import upload_document
 from tests.support.fake_openai import FakeOpenAI, Reply, ToolCall, forced_tool, message_texts
+from tests.support.sink import Sink
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -51,24 +52,9 @@ async def model(settings):
     await sync_to_async(connections.close_all)()
 
 
-class _Sink:
-    """A hub socket that keeps every frame sent to the conversation."""
-
-    token_id = None
-
-    def __init__(self) -> None:
-        self.frames: list[dict] = []
-
-    async def deliver(self, text: str, frame_type: str) -> None:
-        self.frames.append(json.loads(text))
-
-    async def close_with(self, code: int) -> None:
-        pass
-
-
 async def run_turn(user, conversation, text: str):
     """Send `text` through the reply orchestrator; return the stored reply and the frames."""
-    hub, sink = get_hub(), _Sink()
+    hub, sink = get_hub(), Sink()
     await hub.join(conversation.id, sink)
     started = await start_reply(user=user, conversation_id=conversation.id, content=text)
     reply = await started.assistant_message()

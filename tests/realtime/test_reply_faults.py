@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import threading
 import time
@@ -20,6 +19,7 @@ from conversations.realtime.ratelimit import acheck_rate
 from conversations.replies import start_reply
 from core.errors import Conflict, NotFound, RateLimited
 from tests.support import seed
+from tests.support.sink import Sink
 
 from .conftest import make_conversation, open_socket, receive, receive_until
 
@@ -307,25 +307,12 @@ async def _fast_sleep(delay: float, *args):
     await _real_sleep(min(delay, 0.01), *args)
 
 
-class _Sink:
-    token_id = None
-
-    def __init__(self) -> None:
-        self.frames: list[dict] = []
-
-    async def deliver(self, text: str, frame_type: str) -> None:
-        self.frames.append(json.loads(text))
-
-    async def close_with(self, code: int) -> None:
-        pass
-
-
 async def test_chunks_lost_between_processes_are_filled_from_the_reply_in_progress():
     """Another process's chunks 2–3 never arrived (Redis restarting); chunk 4 brings them."""
     from conversations.realtime import progress
     from conversations.realtime.hub import get_hub
 
-    hub, sink, run = get_hub(), _Sink(), "11111111-2222-3333-4444-555555555555"
+    hub, sink, run = get_hub(), Sink(), "11111111-2222-3333-4444-555555555555"
     await hub.join("c-gap", sink)
     text = "abcdef"
     await progress.astart(conversation_id="c-gap", run_id=run, reply_to="q")
@@ -344,7 +331,7 @@ async def test_a_hole_that_cannot_be_filled_is_never_handed_to_a_client(monkeypa
     from conversations.realtime import hub as hub_module
 
     monkeypatch.setattr(hub_module, "GAP_WAIT_STEPS", 2)
-    hub, sink, run = hub_module.get_hub(), _Sink(), "22222222-2222-3333-4444-555555555555"
+    hub, sink, run = hub_module.get_hub(), Sink(), "22222222-2222-3333-4444-555555555555"
     await hub.join("c-hole", sink)
     hub.post("c-hole", events.token(run_id=run, index=0, text="ab"), local_only=True)
     hub.post("c-hole", events.token(run_id=run, index=4, text="ef"), local_only=True)
