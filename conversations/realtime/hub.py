@@ -29,8 +29,8 @@ from channels.layers import InMemoryChannelLayer, get_channel_layer
 from core.groups import conversation_group, conversation_of
 
 from . import progress
+from .continuity import Continuity
 from .frames import dumps
-from .redis import get_redis
 
 logger = logging.getLogger(__name__)
 
@@ -39,7 +39,6 @@ PROCESS_ID = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
 # wait and are retried in order, for at most this long; then they are dropped (logged).
 PUBLISH_RETRY_SECONDS = 30.0
 SHUTDOWN_WAIT_SECONDS = 10.0  # for running replies to store their text when the hub closes
-GAP_WAIT_STEPS = 10  # × 50 ms: for another process to write a reply's text again
 
 
 class LocalSocket(Protocol):
@@ -66,7 +65,7 @@ class _Item:
     clear_run: str | None = None  # forget this run's progress once the frame is out
 
 
-class Hub:
+class Hub(Continuity):
     """Sockets and runs of one event loop (one per Daphne process in production)."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -86,17 +85,7 @@ class Hub:
         self._publisher: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[Any]] = set()
         self.closing = False
-        # See check_layer: echoes are numbered; a conversation marked as having missed
-        # frames is caught up once an echo sent after the marking has come back.
-        self._echo_sent = 0
-        self._echo_seen = 0
-        self._redis_run_id: str | None = None
-        self._last_seq: dict[str, int] = {}  # conversation → highest message delivered here
-        self._next_index: dict[str, int] = {}  # run → length of its text sent here
-        # `_last_seq` as of the last echo that came back: frames up to it surely arrived.
-        self._safe_seq: dict[str, int] = {}
-        self._echo_snapshots: dict[int, dict[str, int]] = {}
-        self._missed: dict[str, int] = {}  # conversation → echo count when it missed frames
+        self._init_continuity()
 
     # --- sockets and runs ----------------------------------------------------------
     async def join(self, conversation_id: Any, sock: LocalSocket) -> None:
@@ -223,52 +212,6 @@ class Hub:
             except Exception:
                 logger.exception("could not deliver to a socket of %s", key)
 
-    def _track(self, key: str, frame: dict[str, Any]) -> None:
-        """Note what this process's sockets of a conversation have been sent."""
-        kind = frame["type"]
-        if kind == "message.created":
-            seq = frame["message"]["sequence_number"]
-            self._last_seq[key] = max(seq, self._last_seq.get(key, 0))
-        elif kind == "sync.state":
-            if frame["messages"]:
-                seq = max(m["sequence_number"] for m in frame["messages"])
-                self._last_seq[key] = max(seq, self._last_seq.get(key, 0))
-            if frame["generation"]:
-                run_id, text = frame["generation"]["run_id"], frame["generation"]["text"]
-                self._next_index[run_id] = max(len(text), self._next_index.get(run_id, 0))
-        elif kind == "token":
-            end = frame["index"] + len(frame["text"])
-            self._next_index[frame["run_id"]] = max(end, self._next_index.get(frame["run_id"], 0))
-        elif kind == "generation.finished":
-            self._next_index.pop(frame["run_id"], None)
-
-    async def _fill_gap(self, key: str, frame: dict[str, Any]) -> bool:
-        """Send the text another process published while this one could not hear it.
-
-        Chunks lost on the way (Redis restarting) leave a gap before this one. The owning
-        process writes the whole text to the reply's progress record before it publishes
-        a chunk (again in whole once Redis is back), so the missing piece is there, or
-        will be within a few chunk windows. Say whether `frame` may now be delivered:
-        if the hole cannot be filled, it is not, and the conversation gets a `sync.state`
-        (see `check_layer`) — the stored reply ends the run whole in any case.
-        """
-        run_id, index = frame["run_id"], frame["index"]
-        expected = self._next_index.get(run_id, 0)
-        if index <= expected:
-            return True
-        for _ in range(GAP_WAIT_STEPS):
-            current = await progress.aget(conversation_id=key)
-            if current is not None and current["run_id"] == run_id:
-                missing = current["text"][expected:index]
-                if len(missing) == index - expected:
-                    await self._to_sockets(key, {**frame, "index": expected, "text": missing})
-                    self._next_index[run_id] = index
-                    return True
-            await asyncio.sleep(0.05)
-        logger.warning("reply %s: chunks lost between processes; holding until a sync", run_id)
-        self._mark_missed([key])
-        return False
-
     def _publish(self, group: str, frame: Any) -> None:
         """Queue a frame for the channel layer; local sockets never wait for it."""
         self._outbox.setdefault(group, []).append(frame)
@@ -328,81 +271,6 @@ class Hub:
         for key in {*self.sockets, *self.runs} - self._subscribed:
             await self._subscribe(key)
 
-    async def check_layer(self) -> None:
-        """Prove the subscription still delivers; rebuild it if not.
-
-        Redis pub/sub keeps nothing: whatever is published while this process is not
-        subscribed (Redis restarting, the connection being rebuilt) is gone for its
-        sockets. So each call
-        - asks Redis for its run id: a new one means Redis restarted, and every
-          conversation here may have missed frames;
-        - sends this process a numbered echo through the layer: one that has not come
-          back by the next call means the subscription is broken: it is rebuilt.
-        A conversation that may have missed frames is named by `take_caught_up` once an
-        echo sent after that has come back (the subscription provably works again).
-        """
-        if not self.shared or self._channel is None:
-            return
-        run_id = await self._read_redis_run_id()
-        if run_id is None or (self._redis_run_id is not None and run_id != self._redis_run_id):
-            self._mark_missed(list(self.sockets))
-        self._redis_run_id = run_id or self._redis_run_id
-        if self._echo_sent and self._echo_seen != self._echo_sent:
-            logger.warning("channel layer subscription lost; subscribing again")
-            self._mark_missed(list(self.sockets))
-            await self._reset_subscription()
-            return
-        self._echo_sent += 1
-        self._echo_snapshots[self._echo_sent] = dict(self._last_seq)
-        try:
-            await self.layer.send(self._channel, {"type": "chat.echo", "nonce": self._echo_sent})
-        except Exception as exc:
-            logger.warning("channel layer unreachable: %s", exc)
-
-    async def _read_redis_run_id(self) -> str | None:
-        client = get_redis()
-        if client is None:
-            return None
-        try:
-            return (await client.info("server")).get("run_id")
-        except Exception:
-            return None
-
-    def _mark_missed(self, keys: list[str]) -> None:
-        for key in keys:
-            self._missed.setdefault(key, self._echo_sent)
-
-    def take_caught_up(self) -> list[str]:
-        """Return (once) the conversations that missed frames and are provably subscribed."""
-        ready = [
-            key
-            for key, marked in self._missed.items()
-            if self._echo_seen > marked and key in self._subscribed and key in self.sockets
-        ]
-        for key in ready:
-            del self._missed[key]
-        for key in [k for k in self._missed if k not in self.sockets]:
-            del self._missed[key]
-        return ready
-
-    async def _reset_subscription(self) -> None:
-        if self._receiver is not None:
-            self._receiver.cancel()
-            await asyncio.gather(self._receiver, return_exceptions=True)
-        try:
-            await self.layer.flush()  # drops the pub/sub connections and their state
-        except Exception as exc:
-            logger.warning("could not reset the channel layer: %s", exc)
-        self._channel, self._receiver = None, None
-        self._echo_seen = self._echo_sent  # that echo is lost with the old subscription
-        self._subscribed.clear()
-        await self.resubscribe()
-
-    def delivered_before_loss(self, conversation_id: Any) -> int:
-        """Return the sequence number up to which this process's sockets surely got every
-        message of a conversation (as of the last echo that came back before a loss)."""
-        return self._safe_seq.get(str(conversation_id), 0)
-
     async def _unsubscribe_if_idle(self, key: str) -> None:
         if key in self.sockets or key in self.runs or key not in self._subscribed:
             return
@@ -422,12 +290,7 @@ class Hub:
 
     def _dispatch(self, event: dict[str, Any]) -> None:
         if event.get("type") == "chat.echo":
-            nonce = int(event.get("nonce") or 0)
-            if nonce > self._echo_seen:
-                self._echo_seen = nonce
-                self._safe_seq = self._echo_snapshots.get(nonce, self._safe_seq)
-                for old in [n for n in self._echo_snapshots if n <= nonce]:
-                    del self._echo_snapshots[old]
+            self._echo_returned(int(event.get("nonce") or 0))
             return
         if event.get("origin") == PROCESS_ID:
             return

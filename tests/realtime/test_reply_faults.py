@@ -328,9 +328,10 @@ async def test_chunks_lost_between_processes_are_filled_from_the_reply_in_progre
 
 
 async def test_a_hole_that_cannot_be_filled_is_never_handed_to_a_client(monkeypatch):
+    from conversations.realtime import continuity
     from conversations.realtime import hub as hub_module
 
-    monkeypatch.setattr(hub_module, "GAP_WAIT_STEPS", 2)
+    monkeypatch.setattr(continuity, "GAP_WAIT_STEPS", 2)
     hub, sink, run = hub_module.get_hub(), Sink(), "22222222-2222-3333-4444-555555555555"
     await hub.join("c-hole", sink)
     hub.post("c-hole", events.token(run_id=run, index=0, text="ab"), local_only=True)
