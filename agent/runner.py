@@ -36,6 +36,7 @@ from agent.events import (
 )
 from agent.graph import get_graph, recursion_limit, thread_config
 from agent.llm import get_chat_model, model_label
+from agent.progress import collecting
 from agent.state import (
     AgentContext,
     ConversationSearch,
@@ -47,8 +48,9 @@ from agent.state import (
 )
 from agent.tokens import estimate_tokens, message_text
 
-# Reply text arrives on "custom" (the agent node streams it); see agent/nodes/agent.py.
-STREAM_MODES = ["updates", "custom"]
+# Node results arrive on "updates"; reply text and progress records through the sink
+# installed in `_pump` (agent/progress.py), in the order the nodes emitted them.
+STREAM_MODES = ["updates"]
 FINISH_REASONS: dict[str, FinishReason] = {
     "stop": "end_turn",
     "end_turn": "end_turn",
@@ -164,18 +166,23 @@ class Turn:
             self.thread_id, recursion_limit=recursion_limit(self.config.max_iterations)
         )
         message = HumanMessage(id=self.user_message_id, content=self.user_text)
+
+        def record(data: dict[str, Any]) -> None:
+            queue.put_nowait({"type": "custom", "data": data})
+
         try:
-            async for part in self._graph.astream(
-                {"messages": [message]},
-                run_config,
-                context=context,
-                stream_mode=STREAM_MODES,
-                version="v2",
-                # Each step's checkpoint is saved while the next step runs (not before
-                # it starts); the run's exit, a stop included, waits for every save.
-                durability="exit" if self._graph.checkpointer else None,
-            ):
-                queue.put_nowait(part)
+            with collecting(record):
+                async for part in self._graph.astream(
+                    {"messages": [message]},
+                    run_config,
+                    context=context,
+                    stream_mode=STREAM_MODES,
+                    version="v2",
+                    # Each step's checkpoint is saved while the next step runs (not before
+                    # it starts); the run's exit, a stop included, waits for every save.
+                    durability="exit" if self._graph.checkpointer else None,
+                ):
+                    queue.put_nowait(part)
         except Exception as exc:  # reported as finish_reason "error", never raised
             self._error = exc
         finally:

@@ -18,7 +18,7 @@ publish for other processes); user-group frames (list pages) through the channel
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from asgiref.sync import async_to_sync
@@ -147,15 +147,24 @@ def publish(
     append: progress.Append | None = None,
     clear_run: Any = None,
     local_only: bool = False,
+    on_sent: Callable[[], None] | None = None,
 ) -> None:
     """Send `frame` now, from the server loop (the caller's writes are committed).
 
     `append` / `clear_run` update the reply in progress in order with the frames
-    (see `Hub.post`); `local_only` keeps it to this process's sockets.
+    (see `Hub.post`); `local_only` keeps it to this process's sockets; `on_sent` is
+    called once the frame has been handed to them.
     """
     hub = get_hub()
     if conversation_id is not None:
-        hub.post(conversation_id, frame, append=append, clear_run=clear_run, local_only=local_only)
+        hub.post(
+            conversation_id,
+            frame,
+            append=append,
+            clear_run=clear_run,
+            local_only=local_only,
+            on_sent=on_sent,
+        )
     if user_id is not None:
         hub.post_group(user_group(user_id), frame)
 

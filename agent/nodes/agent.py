@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
     AIMessage,
     AIMessageChunk,
@@ -15,11 +16,13 @@ from langchain_core.messages import (
 )
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
+from langchain_openai import ChatOpenAI
 from langgraph.runtime import Runtime
 
 from agent import prompts
 from agent.memory import conversation_language, format_summaries
-from agent.progress import emit, emit_thinking
+from agent.openai_stream import astream_message
+from agent.progress import emit, emit_text, emit_thinking
 from agent.state import AgentContext, AgentState, add_usage
 from agent.tokens import (
     estimate_message_tokens,
@@ -119,19 +122,24 @@ def finish_message(response: AIMessage, reply_id: str) -> AIMessage:
     )
 
 
-async def stream_model(model: Runnable[Any, BaseMessage], prompt: list[BaseMessage]) -> AIMessage:
+async def stream_model(
+    llm: BaseChatModel, prompt: list[BaseMessage], tools: Sequence[BaseTool]
+) -> AIMessage:
     """Call the model streaming, emit its text as it arrives, and return the whole message.
 
-    Text leaves through the run's custom stream, so the runner needs no "messages" stream
-    mode, whose per-token callbacks would also carry the internal router and summarizer.
+    A `ChatOpenAI` is read without per-token LangChain objects (agent/openai_stream.py);
+    any other chat model (the offline one, a test's) through its own `astream`.
     """
+    if isinstance(llm, ChatOpenAI):
+        return await astream_message(llm, prompt, tools=tools, on_text=emit_text)
+    model: Runnable[Any, BaseMessage] = llm.bind_tools(tools) if tools else llm
     merged: AIMessageChunk | None = None
     async for chunk in model.astream(prompt):
         if not isinstance(chunk, AIMessageChunk):
             continue
         text = message_text(chunk)
         if text:
-            emit({"kind": "token", "text": text})
+            emit_text(text)
         merged = chunk if merged is None else merged + chunk
     if merged is None:
         return AIMessage(content="")
@@ -152,7 +160,6 @@ async def agent(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, 
     prompt = [SystemMessage(system_prompt(summaries, state.get("documents", []), language, final))]
     prompt += history
     tools = [] if final else tools_for(context)
-    model = context.llm.bind_tools(tools) if tools else context.llm
     raw = estimate_message_tokens(prompt) + tool_schema_tokens(tools)
     calibration = state.get("calibration", 1.0)
     ledger = build_ledger(state, context, history, round(raw * calibration))
@@ -163,7 +170,7 @@ async def agent(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, 
         if final
         else f"calling the model (round {iterations + 1})",
     )
-    response = await stream_model(model, prompt)
+    response = await stream_model(context.llm, prompt, tools)
     actual = (response.usage_metadata or {}).get("input_tokens") or None
     ledger = {**ledger, "actual_input_tokens": actual}
     update: dict[str, Any] = {

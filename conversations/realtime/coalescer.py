@@ -1,16 +1,22 @@
-"""Turn the agent's token stream into numbered chunks: the first at once, then per window."""
+"""Turn the agent's token stream into numbered chunks, paced by the sends themselves.
+
+A chunk leaves at once when the run has none on its way; text that arrives while one is
+being sent (the conversation's queue in the hub is busy: a Redis round trip, the event
+loop loaded by many streams) waits and leaves as one chunk as soon as that send is done.
+So one stream on a quiet server sees every piece of text the moment the model sends it,
+and many streams send fewer, larger chunks instead of falling behind: backpressure, not
+a timer.
+"""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from django.conf import settings
-
 from .progress import Append
 
-Post = Callable[[Any, Append | None], None]  # post(frame, append)
+Sent = Callable[[], None]
+Post = Callable[[Any, Append | None, Sent | None], None]  # post(frame, append, on_sent)
 TokenBuilder = Callable[..., Any]  # token(run_id=, index=, text=) → frame
 
 
@@ -22,47 +28,32 @@ class Coalescer:
     the order in which the agent produced things.
     """
 
-    def __init__(
-        self,
-        *,
-        loop: asyncio.AbstractEventLoop,
-        run_id: str,
-        reply_to: str,
-        post: Post,
-        token: TokenBuilder,
-    ) -> None:
-        self.loop = loop
+    def __init__(self, *, run_id: str, reply_to: str, post: Post, token: TokenBuilder) -> None:
         self.run_id = run_id
         self.reply_to = reply_to
         self._post = post
         self._token = token
-        self.window = getattr(settings, "CHAT_STREAM_COALESCE_MS", 40) / 1000
         self.text = ""  # everything posted so far
         self.text_bytes = 0  # its UTF-8 length
         self.chunks = 0
         self._buffer: list[str] = []
-        self._timer: asyncio.TimerHandle | None = None
+        self._in_flight = 0  # chunks posted whose send has not finished
 
     def add_token(self, text: str) -> None:
-        """Take one token; post at once if it is the first, else within one window."""
+        """Take a piece of text; post it at once unless a chunk is still on its way."""
         if not text:
             return
         self._buffer.append(text)
-        if self.chunks == 0:
+        if not self._in_flight:
             self.flush()
-        elif self._timer is None:
-            self._timer = self.loop.call_later(self.window, self.flush)
 
     def post(self, frame: Any) -> None:
         """Post a non-token frame after the tokens before it."""
         self.flush()
-        self._post(frame, None)
+        self._post(frame, None, None)
 
     def flush(self) -> None:
-        """Post the buffered tokens as one chunk."""
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        """Post the buffered text as one chunk."""
         if not self._buffer:
             return
         text = "".join(self._buffer)
@@ -71,4 +62,11 @@ class Coalescer:
         self.text += text
         self.text_bytes += len(text.encode())
         self.chunks += 1
-        self._post(frame, Append(self.run_id, self.reply_to, text, self.text, self.text_bytes))
+        self._in_flight += 1
+        append = Append(self.run_id, self.reply_to, text, self.text, self.text_bytes)
+        self._post(frame, append, self._sent)
+
+    def _sent(self) -> None:
+        self._in_flight -= 1
+        if not self._in_flight:
+            self.flush()

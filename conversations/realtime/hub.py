@@ -63,6 +63,7 @@ class _Item:
     append: progress.Append | None  # text to add to the reply in progress first
     local_only: bool
     clear_run: str | None = None  # forget this run's progress once the frame is out
+    on_sent: Callable[[], None] | None = None  # told when the item is done (or failed)
 
 
 class Hub(Continuity):
@@ -155,16 +156,19 @@ class Hub(Continuity):
         append: progress.Append | None = None,
         local_only: bool = False,
         clear_run: Any = None,
+        on_sent: Callable[[], None] | None = None,
     ) -> None:
         """Queue a frame for the conversation's sockets here and, once, for other processes.
 
         `append` adds a chunk to the reply in progress before the frame goes out;
         `clear_run` forgets that run's progress after it (queued, so no late append of
         the run can bring it back). A None frame does only that progress work.
+        `on_sent` is called when the item has been handled, whatever happened to it.
         """
         key = str(conversation_id)
         clear = str(clear_run) if clear_run is not None else None
-        self._queues.setdefault(key, deque()).append(_Item(frame, append, local_only, clear))
+        item = _Item(frame, append, local_only, clear, on_sent)
+        self._queues.setdefault(key, deque()).append(item)
         if key not in self._pumps:
             self._pumps[key] = self.loop.create_task(self._pump(key))
 
@@ -177,7 +181,12 @@ class Hub(Continuity):
         queue = self._queues[key]
         try:
             while queue:
-                await self._send(key, queue.popleft())
+                item = queue.popleft()
+                try:
+                    await self._send(key, item)
+                finally:
+                    if item.on_sent is not None:
+                        item.on_sent()
         finally:
             del self._pumps[key]
             if not queue:

@@ -195,7 +195,6 @@ class ReplyRunner:
         self.on_error = on_error
         self.done: asyncio.Future[Message | None] = hub.loop.create_future()
         self.coalescer = Coalescer(
-            loop=hub.loop,
             run_id=str(self.run_id),
             reply_to=str(self.question.pk),
             post=self._post,
@@ -211,8 +210,10 @@ class ReplyRunner:
         self.deleted = False
         self.task: asyncio.Task[None] | None = None
 
-    def _post(self, frame: Any, append: progress.Append | None) -> None:
-        events.publish(frame, conversation_id=self.key, append=append)
+    def _post(
+        self, frame: Any, append: progress.Append | None, on_sent: Callable[[], None] | None
+    ) -> None:
+        events.publish(frame, conversation_id=self.key, append=append, on_sent=on_sent)
 
     def begin(self) -> None:
         """Announce the user's message, register the run and start its task (no await:
