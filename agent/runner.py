@@ -18,7 +18,7 @@ agent remembers what the user saw. LLM failures end with finish_reason "error".
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -62,6 +62,7 @@ FINISH_REASONS: dict[str, FinishReason] = {
     "stop_sequence": "stop_sequence",
 }
 _DONE = object()
+TokenCallback = Callable[[TokenEvent], None]
 
 
 def map_finish_reason(reason: str | None) -> FinishReason:
@@ -132,12 +133,17 @@ class Turn:
         """Keep nothing of this turn in the thread when it ends (its conversation is gone)."""
         self._discarded = True
 
-    async def events(self) -> AsyncIterator[AgentEvent]:
-        """Yield this turn's events; the last one is always `finished`."""
+    async def events(self, on_token: TokenCallback | None = None) -> AsyncIterator[AgentEvent]:
+        """Yield this turn's events; the last one is always `finished`.
+
+        With `on_token`, reply text is handed to it the moment the model sends it (on the
+        graph's task, when no earlier event is still waiting to be yielded) instead of
+        being yielded: one task switch less per token. The order of events is kept.
+        """
         if self._task is not None:
             raise RuntimeError("a Turn streams its events once")
         queue: asyncio.Queue[Any] = asyncio.Queue()
-        self._task = asyncio.create_task(self._pump(queue))
+        self._task = asyncio.create_task(self._pump(queue, on_token))
         completed = False
         try:
             while (item := await queue.get()) is not _DONE:
@@ -154,7 +160,7 @@ class Turn:
         self.finished = await self._conclude(reason)
         yield self.finished
 
-    async def _pump(self, queue: asyncio.Queue[Any]) -> None:
+    async def _pump(self, queue: asyncio.Queue[Any], on_token: TokenCallback | None) -> None:
         """Run the graph, forwarding every stream part to `queue`."""
         context = AgentContext(
             **{
@@ -168,6 +174,10 @@ class Turn:
         message = HumanMessage(id=self.user_message_id, content=self.user_text)
 
         def record(data: dict[str, Any]) -> None:
+            if on_token is not None and data.get("kind") == "token" and queue.empty():
+                if data["text"]:
+                    on_token(self._token(data["text"]))
+                return
             queue.put_nowait({"type": "custom", "data": data})
 
         try:

@@ -91,18 +91,19 @@ async def aappend(*, conversation_id: Any, append: Append) -> None:
         logger.warning("reply progress of %s not recorded: %s", append.run_id, exc)
 
 
-async def atouch(*, conversation_id: Any, run_id: Any) -> None:
-    """Keep a live run's keys from expiring."""
+async def atouch(*, runs: dict[str, Any]) -> None:
+    """Keep live runs' keys from expiring (`runs`: conversation id → run id), in one trip."""
     client = get_redis()
-    if client is None:
+    if client is None or not runs:
         return
     try:
         async with client.pipeline(transaction=False) as pipe:
-            pipe.expire(_run_key(conversation_id), KEY_TTL_SECONDS)
-            pipe.expire(_text_key(run_id), KEY_TTL_SECONDS)
+            for conversation_id, run_id in runs.items():
+                pipe.expire(_run_key(conversation_id), KEY_TTL_SECONDS)
+                pipe.expire(_text_key(run_id), KEY_TTL_SECONDS)
             await pipe.execute()
     except RedisError as exc:
-        logger.warning("reply progress of %s not refreshed: %s", run_id, exc)
+        logger.warning("reply progress of %d run(s) not refreshed: %s", len(runs), exc)
 
 
 async def aget(*, conversation_id: Any) -> ReplyProgress | None:

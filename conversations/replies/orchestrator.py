@@ -48,7 +48,6 @@ _claim = db_async(store.claim_reply, close_serial=False)
 _finish = db_async(store.finish_run)
 _running_run = db_async(store.running_run)
 _load_sync = db_async(store.load_sync)
-_beat = db_async(store.beat)
 
 
 @dataclass(frozen=True)
@@ -248,7 +247,6 @@ class ReplyRunner:
         self.started = True
         finished: FinishedEvent | None = None
         reason: str = Message.FinishReason.ERROR
-        heartbeat = self.hub.loop.create_task(self._beat())
         try:
             if self.why is not None:  # cancelled before it began
                 raise asyncio.CancelledError
@@ -264,7 +262,7 @@ class ReplyRunner:
             )
             if self.deleted:
                 self.turn.discard()
-            async for event in self.turn.events():
+            async for event in self.turn.events(on_token=self._relay):
                 if event["type"] == "finished":
                     finished = event
                 else:
@@ -280,7 +278,6 @@ class ReplyRunner:
             logger.exception("reply %s failed", self.run_id)
         finally:
             self.finishing = True
-            heartbeat.cancel()
             self.coalescer.flush()  # the last chunk leaves before the stored reply is announced
             await self._finish(finished, reason)
 
@@ -360,18 +357,3 @@ class ReplyRunner:
             await self.on_error(events.error("llm_unavailable", "The model did not answer."))
         except Exception:
             logger.debug("the socket that asked for %s is gone", self.run_id)
-
-    async def _beat(self) -> None:
-        """Refresh the run's heartbeat so other processes know it is alive."""
-        while True:
-            await asyncio.sleep(settings.CHAT_RUN_HEARTBEAT_SECONDS)
-            try:
-                alive = await _beat(run_id=self.run_id)
-                await progress.atouch(conversation_id=self.key, run_id=self.run_id)
-            except Exception:
-                logger.exception("reply %s: heartbeat failed", self.run_id)
-                continue
-            if not alive:  # another process took it for dead and stored it: stop streaming
-                logger.warning("reply %s: ended elsewhere while running here", self.run_id)
-                self.cancel("shutdown")
-                return

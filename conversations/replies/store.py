@@ -115,13 +115,15 @@ def claim_reply(
     return Claim(conversation, message, True, run, None)
 
 
-def beat(*, run_id: Any) -> bool:
-    """Refresh a run's heartbeat; say whether it is still running."""
-    return bool(
-        ReplyRun.objects.filter(pk=run_id, status=ReplyRun.Status.RUNNING).update(
-            heartbeat_at=timezone.now()
-        )
-    )
+def beat(*, run_ids: list[Any]) -> set[uuid.UUID]:
+    """Refresh the heartbeat of runs in one write; return those that are still running."""
+    if not run_ids:
+        return set()
+    with transaction.atomic():
+        rows = ReplyRun.objects.filter(pk__in=run_ids, status=ReplyRun.Status.RUNNING)
+        alive = set(rows.values_list("pk", flat=True))
+        rows.filter(pk__in=alive).update(heartbeat_at=timezone.now())
+    return alive
 
 
 def _end(run_id: Any, **conditions: Any) -> bool:

@@ -1,5 +1,7 @@
 """One watchdog task per server process, every CHAT_RUN_HEARTBEAT_SECONDS.
 
+- The runs of this process beat (one write for all of them), so other processes know
+  they are alive; a run another process has meanwhile stored as dead stops streaming.
 - Runs whose process died (heartbeat older than CHAT_RUN_STALE_SECONDS) are stored as
   `interrupted` and announced, so a socket watching from another process leaves its
   "generating" state without sending anything. Every process looks at every stale run;
@@ -23,6 +25,7 @@ from core.db_async import db_async
 
 from .. import events
 from ..models import ReplyRun
+from ..realtime import progress
 from ..realtime.hub import Hub
 from . import store
 from .recovery import arecover_stale_run, build_sync_state, stale_before
@@ -31,6 +34,7 @@ logger = logging.getLogger(__name__)
 
 CLOSE_TOKEN_REVOKED = 4401
 
+_beat = db_async(store.beat)
 _stale_runs = db_async(store.stale_runs)
 _live_tokens = db_async(live_token_ids)
 _watchdogs: weakref.WeakKeyDictionary[Hub, asyncio.Task[None]] = weakref.WeakKeyDictionary()
@@ -53,11 +57,26 @@ def ensure_watchdog(hub: Hub) -> None:
 async def _watch(hub: Hub) -> None:
     while True:
         await asyncio.sleep(settings.CHAT_RUN_HEARTBEAT_SECONDS)
-        for check in (recover_stale_runs, close_revoked_sockets, repair_subscription):
+        for check in (beat_runs, recover_stale_runs, close_revoked_sockets, repair_subscription):
             try:
                 await check(hub)
             except Exception:
                 logger.exception("watchdog: %s failed", check.__name__)
+
+
+async def beat_runs(hub: Hub) -> int:
+    """Refresh the heartbeat of this process's runs; stop those stored elsewhere meanwhile."""
+    handles = list(hub.runs.values())
+    if not handles:
+        return 0
+    alive = await _beat(run_ids=[h.run_id for h in handles])
+    await progress.atouch(runs={h.conversation_id: h.run_id for h in handles if h.run_id in alive})
+    for handle in handles:
+        if handle.run_id not in alive and hub.runs.get(handle.conversation_id) is handle:
+            # Another process took it for dead and stored it: stop streaming here.
+            logger.warning("reply %s: ended elsewhere while running here", handle.run_id)
+            handle.cancel("shutdown")
+    return len(alive)
 
 
 async def recover_stale_runs(hub: Hub) -> int:

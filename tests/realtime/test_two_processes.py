@@ -289,8 +289,10 @@ class _Client:
         elif frame["type"] == "sync.state":
             for message in frame["messages"]:
                 self.messages[message["id"]] = message
-            if frame["generation"]:
-                self.text[frame["generation"]["run_id"]] = frame["generation"]["text"]
+            if frame["generation"]:  # the protocol's rule: the longer text wins
+                run_id, text = frame["generation"]["run_id"], frame["generation"]["text"]
+                if len(text) > len(self.text.get(run_id, "")):
+                    self.text[run_id] = text
         elif frame["type"] == "token":
             text = self.text.get(frame["run_id"], "")
             assert frame["index"] <= len(text), "a gap that no sync.state filled"

@@ -1,6 +1,7 @@
 """A stand-in for the agent's turn (agent.runner.Turn) with the same contract.
 
-`events()` yields thinking, token… and ends with one `finished` event; if the task
+`events()` yields thinking, token… and ends with one `finished` event (with `on_token`,
+tokens go to that callback instead of being yielded); if the task
 iterating it is cancelled, `finished` holds the partial reply ("stopped") and the
 CancelledError propagates, as with the real runner.
 """
@@ -40,14 +41,18 @@ class FakeTurn:
             "error": "ConnectionError: model server down" if reason == "error" else None,
         }
 
-    async def events(self):
+    async def events(self, on_token=None):
         try:
             yield {"type": "thinking", "step": "generate", "content": "writing"}
             for n, token in enumerate(self.tokens):
                 if self.gate is not None and n == self.gate_after:
                     await self.gate.wait()
-                yield {"type": "token", "index": len(self.text), "text": token}
+                event = {"type": "token", "index": len(self.text), "text": token}
                 self.text += token
+                if on_token is not None:
+                    on_token(event)  # as the real Turn: text goes to the callback
+                else:
+                    yield event
                 await asyncio.sleep(self.delay)
         except (asyncio.CancelledError, GeneratorExit):
             self.finished = self._finished("stopped", {"input_tokens": 7, "output_tokens": 0})
