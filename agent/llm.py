@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import weakref
 
-import httpx
+import httpx2
+import openai
 from langchain_core.language_models import BaseChatModel
 from langchain_openai import ChatOpenAI
 
@@ -18,7 +19,9 @@ __all__ = ["OFFLINE_MODEL_NAME", "OfflineChatModel", "build_chat_model", "get_ch
 # event loop gets its own models (tests run one loop per test; Daphne has one).
 _MODELS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[AgentConfig, BaseChatModel]]
 _MODELS = weakref.WeakKeyDictionary()
-HTTP_LIMITS = httpx.Limits(max_connections=None, max_keepalive_connections=100)
+# aiohttp's default pool stops at 100 connections: the 101st concurrent reply would wait
+# for another to finish before its request even left.
+HTTP_LIMITS = httpx2.Limits(max_connections=100_000, max_keepalive_connections=100)
 
 
 def build_chat_model(config: AgentConfig) -> BaseChatModel:
@@ -33,9 +36,11 @@ def build_chat_model(config: AgentConfig) -> BaseChatModel:
         timeout=config.request_timeout,
         max_retries=config.max_retries,
         temperature=0,
-        # httpx stops at 100 connections by default: the 101st concurrent reply would
-        # wait for another to finish before its request even left.
-        http_async_client=httpx.AsyncClient(timeout=config.request_timeout, limits=HTTP_LIMITS),
+        # aiohttp transport: see pyproject.toml (httpx's anyio stream cost two epoll calls
+        # per streamed event).
+        http_async_client=openai.DefaultAioHttpClient(
+            timeout=config.request_timeout, limits=HTTP_LIMITS
+        ),
     )
 
 

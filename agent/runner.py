@@ -329,11 +329,17 @@ class Turn:
 
 
 def _describe(error: BaseException | None) -> str:
-    """Return a short, user-presentable description of a failure."""
+    """Return a short, user-presentable description of a failure (and of its root cause:
+    client libraries wrap a refused connection in a generic "timed out")."""
     if error is None:
         return "the model produced no answer"
-    text = str(error).strip() or type(error).__name__
-    return f"{type(error).__name__}: {text}"[:500]
+    text = f"{type(error).__name__}: {str(error).strip() or type(error).__name__}"
+    root = error
+    while root.__cause__ is not None:
+        root = root.__cause__
+    if root is not error and str(root).strip():
+        text += f" ({type(root).__name__}: {str(root).strip()})"
+    return text[:500]
 
 
 async def run_turn(
