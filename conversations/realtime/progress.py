@@ -13,8 +13,10 @@ is unreachable these functions log and carry on: the reply itself never depends 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+import weakref
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
@@ -76,19 +78,70 @@ async def astart(*, conversation_id: Any, run_id: Any, reply_to: Any) -> None:
 
 
 async def aappend(*, conversation_id: Any, append: Append) -> None:
-    """Append one chunk to the reply's text (rewriting the record if Redis lost it)."""
+    """Append one chunk to the reply's text (rewriting the record if Redis lost it).
+
+    Returns once Redis has it. Appends of every reply in this process that arrive while
+    one trip is under way travel together in the next (one pipeline): with many replies
+    streaming, a round trip per chunk and reply was the biggest cost of the process.
+    """
     client = get_redis()
     if client is None:
         current = _local.get(str(conversation_id))
         if current is not None and current["run_id"] == append.run_id:
             current["text"] += append.text
         return
-    try:
-        length = await client.append(_text_key(append.run_id), append.text)
+    loop = asyncio.get_running_loop()
+    batch = _batches.get(loop)
+    if batch is None:
+        batch = _batches[loop] = _AppendBatch(loop)
+    await batch.add(str(conversation_id), append)
+
+
+class _AppendBatch:
+    """The appends waiting for the next trip to Redis, for one event loop."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.waiting: list[tuple[str, Append, asyncio.Future[None]]] = []
+        self.sender: asyncio.Task[None] | None = None
+
+    def add(self, conversation_id: str, append: Append) -> asyncio.Future[None]:
+        done: asyncio.Future[None] = self.loop.create_future()
+        self.waiting.append((conversation_id, append, done))
+        if self.sender is None or self.sender.done():
+            self.sender = self.loop.create_task(self._send())
+        return done
+
+    async def _send(self) -> None:
+        while self.waiting:
+            trip, self.waiting = self.waiting, []
+            try:
+                await _append_all([(c, a) for c, a, _ in trip])
+            except RedisError as exc:
+                logger.warning("reply progress of %d chunk(s) not recorded: %s", len(trip), exc)
+            except Exception:
+                logger.exception("reply progress of %d chunk(s) not recorded", len(trip))
+            finally:
+                for _, _, done in trip:
+                    if not done.done():
+                        done.set_result(None)
+
+
+async def _append_all(items: list[tuple[str, Append]]) -> None:
+    """APPEND every chunk in one pipeline; write again in whole each text Redis lost."""
+    client = get_redis()
+    assert client is not None
+    async with client.pipeline(transaction=False) as pipe:
+        for _, append in items:
+            pipe.append(_text_key(append.run_id), append.text)
+        lengths = await pipe.execute(raise_on_error=False)
+    for (conversation_id, append), length in zip(items, lengths, strict=True):
         if length != append.whole_bytes:
             await _write(conversation_id, append.run_id, append.reply_to, append.whole)
-    except RedisError as exc:
-        logger.warning("reply progress of %s not recorded: %s", append.run_id, exc)
+
+
+_batches: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _AppendBatch]
+_batches = weakref.WeakKeyDictionary()
 
 
 async def atouch(*, runs: dict[str, Any]) -> None:
