@@ -4,6 +4,8 @@
                 user_text=..., reply_id=...)
     async for event in turn.events():   # thinking, token, sources ... then one finished
         ...
+    # or turn.events(on_token=callback): reply text goes to the callback the moment the
+    # model sends it, and the iterator yields everything else
     await turn.stop()                    # from anywhere: the stream ends with finished
                                          # (finish_reason "stopped", the partial text)
 

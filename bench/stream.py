@@ -4,14 +4,19 @@
     p50/p99 (server emits → client receives), frames sent;
 (2) 200 conversations × 300 tokens at once through one Daphne process on Redis: time to
     first token p50/p99, all completed, chunks lost;
-(3) the same load through a bare relay consumer (bench/stream_relay.py), and (2)/(3);
+(3) steady load: 50 users, each having `--steady-per` chats one after another (a fresh
+    conversation each), 300 tokens at 50 tokens/s, then again at 20 tokens/s: TTFT and
+    added latency p50/p99, tokens lost;
+(4) the burst through a bare relay consumer (bench/stream_relay.py), and (2)/(4);
     also through the same relay reading the model with ChatOpenAI (the client the stack
     prescribes), so the ratios separate the client's cost from the app's own.
+Each app step also reports the server's CPU: in all, per token delivered (`cpu_us_per_token`,
+everything the process did for the step: claims, agent runs, storing, frames) and per chat.
 
 Needs PostgreSQL and Redis: DATABASE_URL (default postgres://postgres@127.0.0.1:5432/
 chatsite_bench, created and migrated if missing) and REDIS_URL (default db 7).
 
-    uv run python bench/stream.py [--streams 200] [--tokens 300] [--long 2000]
+    uv run python bench/stream.py [--streams 200] [--tokens 300] [--long 2000] [--steady-per 4]
 """
 
 from __future__ import annotations
@@ -101,6 +106,26 @@ def make_fixtures(n: int) -> tuple[str, list[str]]:
     return token, ids
 
 
+def cpu_seconds(pid: int) -> float:
+    """Return the CPU time (user + system) a process has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def with_cpu(pid: int, step, tokens_of) -> dict:
+    """Run one step, adding the server's CPU per token delivered and per chat."""
+    before = cpu_seconds(pid)
+    result = asyncio.run(step())
+    used = cpu_seconds(pid) - before
+    tokens, chats = tokens_of(result)
+    result["server_cpu_s"] = round(used, 2)
+    if tokens:
+        result["cpu_us_per_token"] = round(used / tokens * 1e6, 1)
+    if chats:
+        result["cpu_ms_per_chat"] = round(used / chats * 1000, 1)
+    return result
+
+
 def pct(values: list[float], q: float) -> float:
     values = sorted(values)
     return round(values[min(len(values) - 1, int(q * len(values)))] * 1000, 1)
@@ -185,12 +210,62 @@ async def latency(url: str, headers: dict, llm_port: int, tokens: int) -> dict:
     }
 
 
+async def steady(
+    url_of, headers: dict, llm_port: int, *, users: int, per: int, tokens: int, rate: int
+) -> dict:
+    """`users` users at a time, each having `per` chats in a row at `rate` tokens/s."""
+    tag = uuid.uuid4().hex[:6]
+    ready = asyncio.Event()
+    ready.set()
+
+    async def user(u: int) -> list[dict]:
+        results = []
+        for k in range(per):
+            run = f"steady-{tag}-{u}-{k}"
+            content = f"hello tokens={tokens} rate={rate} run={run}"
+            result = await one_stream(url_of(u * per + k), headers, content, ready)
+            results.append({**result, "run": run})
+        return results
+
+    started = time.monotonic()
+    outcomes = await asyncio.gather(*(user(u) for u in range(users)), return_exceptions=True)
+    elapsed = time.monotonic() - started
+    chats = [r for o in outcomes if isinstance(o, list) for r in o]
+    delays: list[float] = []
+    delivered = 0
+    async with httpx.AsyncClient() as client:
+        for chat in chats:
+            url = f"http://127.0.0.1:{llm_port}/emissions?run={chat['run']}"
+            emitted = (await client.get(url)).json()
+            for received_at, text in chat["chunks"]:
+                for match in WORD.finditer(text):
+                    delays.append(received_at - emitted[int(match.group(1))])
+            delivered += len(WORD.findall(chat["text"]))
+    return {
+        "chats": users * per,
+        "completed": sum(1 for c in chats if c["contiguous"] and c["end"]["type"] != "error"),
+        "tokens_rate": rate,
+        "tokens_delivered": delivered,
+        "tokens_lost": users * per * tokens - delivered,
+        "ttft_p50_ms": pct([c["ttft"] for c in chats], 0.5) if chats else None,
+        "ttft_p99_ms": pct([c["ttft"] for c in chats], 0.99) if chats else None,
+        "added_latency_p50_ms": pct(delays, 0.5) if delays else None,
+        "added_latency_p99_ms": pct(delays, 0.99) if delays else None,
+        "frames_sent": sum(len(c["chunks"]) for c in chats),
+        "wall_s": round(elapsed, 2),
+        "errors": [repr(o)[:200] for o in outcomes if not isinstance(o, list)][:3],
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--streams", type=int, default=200)
     parser.add_argument("--tokens", type=int, default=300)
     parser.add_argument("--long", type=int, default=2000)
+    parser.add_argument("--steady-users", type=int, default=50)
+    parser.add_argument("--steady-per", type=int, default=4)
     args = parser.parse_args()
+    steady_chats = args.steady_users * args.steady_per
     logs = Path(os.environ.get("BENCH_LOG_DIR", "/tmp"))
     llm_port, app_port, relay_port = free_port(), free_port(), free_port()
     env = {
@@ -200,14 +275,18 @@ def main() -> None:
         "OPENAI_API_KEY": "sk-bench",
         "OPENAI_BASE_URL": f"http://127.0.0.1:{llm_port}/v1",
         "CHAT_RATE_LIMIT": "100000/m",
-        "DJANGO_DEBUG": "1",
+        # As in production: debug mode keeps every SQL query in memory and logs more.
+        "DJANGO_DEBUG": "0",
+        "DJANGO_SECURE_SSL_REDIRECT": "0",
+        "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "DJANGO_SECRET_KEY": os.environ.get("DJANGO_SECRET_KEY", "bench-" + "x" * 50),
         "LOG_LEVEL": "WARNING",
         "DB_POOL_SIZE": os.environ.get("DB_POOL_SIZE", "20"),
     }
     os.environ.update(env)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "chatsite.settings")
     prepare_database(env)
-    token, ids = make_fixtures(args.streams + 1)
+    token, ids = make_fixtures(args.streams + 1 + 2 * steady_chats)
     headers = {"Authorization": f"Bearer {token}"}
     daphne = [sys.executable, "-m", "daphne", "-b", "127.0.0.1"]
     relay_env = {k: v for k, v in env.items() if k != "REDIS_URL"}
@@ -216,13 +295,37 @@ def main() -> None:
     llm = [sys.executable, "bench/stream_llm.py", str(llm_port)]
     with serve(llm, llm_port, env, logs / "bench-llm.log"):
         app_cmd = [*daphne, "-p", str(app_port), "chatsite.asgi:application"]
-        with serve(app_cmd, app_port, env, logs / "bench-daphne.log"):
+        with serve(app_cmd, app_port, env, logs / "bench-daphne.log") as app:
 
             def url_of(i: int) -> str:
                 return f"ws://127.0.0.1:{app_port}/ws/conversations/{ids[i]}/"
 
-            out["single"] = asyncio.run(latency(url_of(args.streams), headers, llm_port, args.long))
-            out["concurrent"] = asyncio.run(many(url_of, headers, args.streams, args.tokens, "app"))
+            out["single"] = with_cpu(
+                app.pid,
+                lambda: latency(url_of(args.streams), headers, llm_port, args.long),
+                lambda r: (r["tokens_delivered"], 1),
+            )
+            out["concurrent"] = with_cpu(
+                app.pid,
+                lambda: many(url_of, headers, args.streams, args.tokens, "app"),
+                lambda r: (r["completed"] * args.tokens, r["streams"]),
+            )
+            first = args.streams + 1
+            for rate in (50, 20):
+                offset = first + (0 if rate == 50 else steady_chats)
+                out[f"steady_{rate}"] = with_cpu(
+                    app.pid,
+                    lambda offset=offset, rate=rate: steady(
+                        lambda i: url_of(offset + i),
+                        headers,
+                        llm_port,
+                        users=args.steady_users,
+                        per=args.steady_per,
+                        tokens=args.tokens,
+                        rate=rate,
+                    ),
+                    lambda r: (r["tokens_delivered"], r["chats"]),
+                )
         relay_cmd = [*daphne, "-p", str(relay_port), "bench.stream_relay:application"]
         for name, client in (("baseline", "httpx"), ("baseline_model_client", "langchain")):
             client_env = {**relay_env, "RELAY_CLIENT": client}

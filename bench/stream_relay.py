@@ -2,7 +2,7 @@
 
 No agent, no database, no channel layer: `message.send` opens a stream to the
 OpenAI-compatible server at RELAY_LLM_URL and sends its text as `token` frames,
-coalesced the same way (first at once, then every CHAT_STREAM_COALESCE_MS).
+coalesced the first at once, then every RELAY_COALESCE_MS (40).
 
 RELAY_CLIENT chooses how the relay reads the model: `httpx` (default: raw SSE lines,
 the cheapest possible relay) or `langchain` (`ChatOpenAI.astream`, the client SPEC's
@@ -30,7 +30,7 @@ from langchain_openai import ChatOpenAI  # noqa: E402 (imported here: it takes a
 
 LLM_URL = os.environ.get("RELAY_LLM_URL", "http://127.0.0.1:8001/v1")
 CLIENT = os.environ.get("RELAY_CLIENT", "httpx")
-WINDOW = int(os.environ.get("CHAT_STREAM_COALESCE_MS", 40)) / 1000
+WINDOW = int(os.environ.get("RELAY_COALESCE_MS", 40)) / 1000
 _client: httpx.AsyncClient | None = None
 _model = None
 

@@ -219,7 +219,6 @@ LOGGING = {
 
 # --- realtime replies (conversations/realtime) ------------------------------------
 # Tokens are sent in chunks of this window (the first at once); never one frame per token.
-CHAT_STREAM_COALESCE_MS = int(os.environ.get("CHAT_STREAM_COALESCE_MS", 40))
 # A running reply refreshes its heartbeat this often; one silent this long belonged to a
 # process that died, and the next process that looks stores it as `interrupted`.
 CHAT_RUN_HEARTBEAT_SECONDS = float(os.environ.get("CHAT_RUN_HEARTBEAT_SECONDS", 5))

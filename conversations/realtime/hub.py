@@ -83,6 +83,7 @@ class Hub(Continuity):
         self._channel: str | None = None
         self._receiver: asyncio.Task[None] | None = None
         self._outbox: dict[str, list[dict[str, Any]]] = {}  # group → frames for the layer
+        self._outbox_sent: dict[str, list[Callable[[], None]]] = {}  # told once they are out
         self._publisher: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[Any]] = set()
         self.closing = False
@@ -211,7 +212,11 @@ class Hub(Continuity):
             self.runs[key].cancel("deleted")
         await self._to_sockets(key, frame)
         if self.shared and not item.local_only:
-            self._publish(conversation_group(key), frame)
+            # The sender hears "sent" once the frame is out to the other processes too, so
+            # a reply's text waiting meanwhile leaves with its next chunk (fewer frames and
+            # Redis trips under load; see realtime/coalescer.py).
+            self._publish(conversation_group(key), frame, on_sent=item.on_sent)
+            item.on_sent = None
 
     async def _to_sockets(self, key: str, frame: dict[str, Any]) -> None:
         text, frame_type = dumps(frame), frame["type"]
@@ -221,9 +226,11 @@ class Hub(Continuity):
             except Exception:
                 logger.exception("could not deliver to a socket of %s", key)
 
-    def _publish(self, group: str, frame: Any) -> None:
+    def _publish(self, group: str, frame: Any, on_sent: Callable[[], None] | None = None) -> None:
         """Queue a frame for the channel layer; local sockets never wait for it."""
         self._outbox.setdefault(group, []).append(frame)
+        if on_sent is not None:
+            self._outbox_sent.setdefault(group, []).append(on_sent)
         if self._publisher is None or self._publisher.done():
             self._publisher = self.loop.create_task(self._publish_outbox())
 
@@ -235,11 +242,14 @@ class Hub(Continuity):
         while self._outbox:
             group = next(iter(self._outbox))
             frames = self._outbox.pop(group)
+            sent = self._outbox_sent.pop(group, [])
             event = {"type": "chat.frames", "frames": frames, "group": group, "origin": PROCESS_ID}
             try:
                 await self.layer.group_send(group, event)
                 failing_since = None
             except Exception as exc:
+                _tell(sent)  # a Redis outage must not hold back this process's own sockets
+                sent = []
                 now = self.loop.time()
                 failing_since = failing_since or now
                 if now - failing_since > PUBLISH_RETRY_SECONDS or self.closing:
@@ -250,6 +260,8 @@ class Hub(Continuity):
                 later = self._outbox.pop(group, [])
                 self._outbox = {group: frames + later, **self._outbox}
                 await asyncio.sleep(0.5)
+            finally:
+                _tell(sent)
 
     async def flushed(self, conversation_id: Any) -> None:
         """Wait until every frame posted so far for the conversation has been sent."""
@@ -335,6 +347,14 @@ class Hub(Continuity):
         if self._receiver is not None:
             self._receiver.cancel()
             await asyncio.gather(self._receiver, return_exceptions=True)
+
+
+def _tell(callbacks: list[Callable[[], None]]) -> None:
+    for callback in callbacks:
+        try:
+            callback()
+        except Exception:
+            logger.exception("a sent-callback failed")
 
 
 _hubs: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Hub] = weakref.WeakKeyDictionary()

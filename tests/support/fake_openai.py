@@ -49,6 +49,7 @@ class Reply:
     finish_reason: str | None = None  # default: "tool_calls" or "stop"
     prompt_tokens: int | None = None  # default: counted from the request
     delay: float = 0.0  # seconds before answering
+    stream_error: str | None = None  # after the text: an `{"error": …}` event, as proxies send
 
 
 Responder = Callable[[dict[str, Any]], "Reply | str"]
@@ -241,6 +242,12 @@ class _Handler(BaseHTTPRequestHandler):
             if reply.chars_per_second:
                 time.sleep(len(piece) / reply.chars_per_second)
             self._chunk({**base, "choices": [_choice({"content": piece})]})
+        if reply.stream_error is not None:
+            self._chunk({"error": {"message": reply.stream_error, "type": "server_error"}})
+            self._chunk("[DONE]")
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+            return
         for index, call in enumerate(reply.tool_calls):
             for delta in _tool_call_deltas(index, call):
                 self._chunk({**base, "choices": [_choice({"tool_calls": [delta]})]})

@@ -1,0 +1,118 @@
+"""The model's stream read as plain JSON gives the agent what ChatOpenAI.astream gives."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    HumanMessage,
+    SystemMessage,
+    message_chunk_to_message,
+)
+
+from agent.llm import build_chat_model
+from agent.openai_stream import ModelStreamError, astream_message
+from agent.tools.calculator import calculator
+from agent.tools.clock import get_current_datetime
+from tests.support.fake_openai import Reply, ToolCall
+
+PROMPT = [SystemMessage("Be brief."), HumanMessage("안녕, what is 2 + 2?")]
+TOOLS = [calculator, get_current_datetime]
+
+
+async def through_langchain(llm: Any, tools: list) -> AIMessage:
+    """The reference: LangChain's own stream, merged chunk by chunk."""
+    model = llm.bind_tools(tools) if tools else llm
+    merged: AIMessageChunk | None = None
+    async for chunk in model.astream(PROMPT):
+        merged = chunk if merged is None else merged + chunk
+    assert merged is not None
+    message = message_chunk_to_message(merged)
+    assert isinstance(message, AIMessage)
+    return message
+
+
+async def both(online_config, fake_openai, reply: Reply, tools: list):
+    llm = build_chat_model(online_config)
+    fake_openai.enqueue(reply, reply)
+    pieces: list[str] = []
+    ours = await astream_message(llm, PROMPT, tools=tools, on_text=pieces.append)
+    reference = await through_langchain(llm, tools)
+    return ours, reference, pieces
+
+
+async def test_a_text_reply_arrives_piece_by_piece_and_whole(online_config, fake_openai):
+    reply = Reply(text="Four. 넷입니다, as the calculator would say.", chunk_chars=3)
+    ours, reference, pieces = await both(online_config, fake_openai, reply, [])
+    assert len(pieces) > 5  # handed on as the server sent them, not at the end
+    assert "".join(pieces) == ours.content == reference.content
+    assert ours.usage_metadata is not None and reference.usage_metadata is not None
+    for key in ("input_tokens", "output_tokens", "total_tokens"):
+        assert ours.usage_metadata[key] == reference.usage_metadata[key]
+    assert ours.response_metadata["finish_reason"] == "stop"
+    assert ours.response_metadata["finish_reason"] == reference.response_metadata["finish_reason"]
+    # The same request went over the wire both times.
+    assert fake_openai.requests[0] == fake_openai.requests[1]
+    assert fake_openai.requests[0]["stream_options"] == {"include_usage": True}
+
+
+async def test_tool_calls_are_assembled_as_langchain_does(online_config, fake_openai):
+    reply = Reply(
+        tool_calls=[
+            ToolCall("calculator", {"expression": "2 + 2"}),
+            ToolCall("get_current_datetime"),
+        ]
+    )
+    ours, reference, pieces = await both(online_config, fake_openai, reply, TOOLS)
+    assert pieces == [] and ours.content == ""
+
+    def calls(message: AIMessage) -> list[tuple]:
+        return [(c["name"], c["args"], c["id"]) for c in message.tool_calls]
+
+    assert calls(ours) == calls(reference)
+    assert [c["name"] for c in ours.tool_calls] == ["calculator", "get_current_datetime"]
+    assert ours.response_metadata["finish_reason"] == "tool_calls"
+    assert [t["function"]["name"] for t in fake_openai.requests[0]["tools"]] == [
+        "calculator",
+        "get_current_datetime",
+    ]
+    assert fake_openai.requests[0] == fake_openai.requests[1]
+
+
+async def test_malformed_tool_arguments_are_read_as_langchain_reads_them(
+    online_config, fake_openai
+):
+    reply = Reply(tool_calls=[ToolCall("calculator", "{not json")])
+    ours, reference, _ = await both(online_config, fake_openai, reply, TOOLS)
+    assert [(c["name"], c["args"]) for c in ours.tool_calls] == [
+        (c["name"], c["args"]) for c in reference.tool_calls
+    ]
+    assert [c["args"] for c in ours.invalid_tool_calls] == [
+        c["args"] for c in reference.invalid_tool_calls
+    ]
+    assert ours.tool_calls or ours.invalid_tool_calls  # the call is not silently lost
+
+
+async def test_every_message_gets_its_own_id_even_when_the_server_repeats_one(
+    online_config, fake_openai
+):
+    llm = build_chat_model(online_config)
+    fake_openai.enqueue("one", "two")  # the fake answers every request as "chatcmpl-fake"
+    first = await astream_message(llm, PROMPT, tools=[], on_text=lambda _: None)
+    second = await astream_message(llm, PROMPT, tools=[], on_text=lambda _: None)
+    assert first.id != second.id
+    assert first.response_metadata["id"] == second.response_metadata["id"]
+
+
+async def test_an_error_inside_the_stream_is_raised_after_the_text_so_far(
+    online_config, fake_openai
+):
+    llm = build_chat_model(online_config)
+    fake_openai.enqueue(Reply(text="partial answer", stream_error="upstream overloaded"))
+    pieces: list[str] = []
+    with pytest.raises(ModelStreamError, match="upstream overloaded"):
+        await astream_message(llm, PROMPT, tools=[], on_text=pieces.append)
+    assert "".join(pieces) == "partial answer"

@@ -1,0 +1,65 @@
+"""The reply in progress, as every process reads it: whole and in order, also when Redis
+lost it, with the appends of many replies sharing trips to Redis."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+from django.conf import settings
+
+from conversations.realtime import progress
+from conversations.realtime.progress import Append
+from conversations.realtime.redis import get_redis
+from tests.conftest import require_service
+
+
+class Reply:
+    """One reply being written the way the hub writes it: a chunk at a time, in order."""
+
+    def __init__(self) -> None:
+        self.conversation_id = str(uuid.uuid4())
+        self.run_id = str(uuid.uuid4())
+        self.reply_to = str(uuid.uuid4())
+        self.text = ""
+
+    async def start(self) -> None:
+        await progress.astart(
+            conversation_id=self.conversation_id, run_id=self.run_id, reply_to=self.reply_to
+        )
+
+    async def append(self, chunk: str) -> None:
+        self.text += chunk
+        append = Append(self.run_id, self.reply_to, chunk, self.text, len(self.text.encode()))
+        await progress.aappend(conversation_id=self.conversation_id, append=append)
+
+    async def stored_text(self) -> str | None:
+        current = await progress.aget(conversation_id=self.conversation_id)
+        assert current is None or current["run_id"] == self.run_id
+        return current["text"] if current else None
+
+
+async def test_many_replies_written_at_once_each_keep_exactly_their_text(flush_redis):
+    replies = [Reply() for _ in range(40)]
+    for reply in replies:
+        await reply.start()
+
+    async def write(reply: Reply, n: int) -> None:
+        for k in range(25):
+            await reply.append(f"{n}:{k} 한국어 ")
+
+    await asyncio.gather(*(write(reply, n) for n, reply in enumerate(replies)))
+    for n, reply in enumerate(replies):
+        assert await reply.stored_text() == "".join(f"{n}:{k} 한국어 " for k in range(25))
+
+
+async def test_a_text_redis_lost_is_written_again_whole_with_the_next_chunk(flush_redis):
+    require_service(bool(settings.REDIS_URL), "Redis (set REDIS_URL)")
+    reply = Reply()
+    await reply.start()
+    await reply.append("first ")
+    await reply.append("second ")
+    await get_redis().flushdb()  # what a Redis restart leaves: nothing
+    assert await reply.stored_text() is None
+    await reply.append("third")
+    assert await reply.stored_text() == "first second third"
