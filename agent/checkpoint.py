@@ -14,7 +14,6 @@ from langchain_core.messages import (
     BaseMessage,
     HumanMessage,
     RemoveMessage,
-    ToolMessage,
 )
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
@@ -25,6 +24,10 @@ from agent.graph import get_graph, thread_config
 from agent.tokens import message_text
 
 POOL_MAX_SIZE = 10
+# A checkpoint id no thread holds: a run from it starts with empty memory (a branch whose
+# first message is new, e.g. an edited first message). LangGraph loads no checkpoint for
+# it and starts fresh, on the same thread.
+EMPTY_CHECKPOINT_ID = "00000000-0000-0000-0000-000000000000"
 
 # A saver and its connections belong to the loop that opened them (used from another
 # loop they hang), so the cache is keyed by the running loop.
@@ -128,9 +131,13 @@ def _role(message: BaseMessage) -> str:
     return {"human": "user", "ai": "assistant"}.get(message.type, message.type)
 
 
-async def read_thread(saver: BaseCheckpointSaver, thread_id: str) -> ThreadMemory | None:
-    """Return what the agent remembers of a thread (None when it has no state)."""
-    snapshot = await get_graph(saver).aget_state(thread_config(thread_id))
+async def read_thread(
+    saver: BaseCheckpointSaver, thread_id: str, checkpoint_id: str | None = None
+) -> ThreadMemory | None:
+    """Return what the agent remembers of a thread, at its latest checkpoint or at
+    `checkpoint_id` (a branch); None when it has no state."""
+    config = thread_config(thread_id, checkpoint_id=checkpoint_id)
+    snapshot = await get_graph(saver).aget_state(config)
     values = snapshot.values or {}
     if not values:
         return None
@@ -156,18 +163,31 @@ async def record_exchange(
     reply_id: str,
     reply_text: str,
     finish_reason: str,
-) -> None:
+    base_checkpoint_id: str | None = None,
+    replaces: str | None = None,
+    seed: list[BaseMessage] | None = None,
+) -> str:
     """Put a user message and its (partial) reply into a thread, once (ids deduplicate).
 
     A turn saves its checkpoint when it ends; a process that died mid-turn saved
-    nothing, so whoever finishes that turn records what the user said and saw.
+    nothing, so whoever finishes that turn records what the user said and saw. It goes
+    on top of `base_checkpoint_id` (the branch the turn ran on; None: the latest), after
+    `seed` (a branch the thread never held); `replaces` is a cut-off reply this one
+    continued. Returns the new checkpoint's id.
     """
-    messages: list[BaseMessage] = [HumanMessage(id=user_message_id, content=user_text)]
+    messages: list[BaseMessage] = [*(seed or [])]
+    messages.append(HumanMessage(id=user_message_id, content=user_text))
+    config = thread_config(thread_id, checkpoint_id=base_checkpoint_id)
+    graph = get_graph(saver)
+    if replaces:
+        held = (await graph.aget_state(config)).values.get("messages", [])
+        if any(m.id == replaces for m in [*held, *messages]):
+            messages.append(RemoveMessage(id=replaces))
     if reply_text:
         metadata = {"finish_reason": finish_reason}
         messages.append(AIMessage(id=reply_id, content=reply_text, response_metadata=metadata))
-    config = thread_config(thread_id)
-    await get_graph(saver).aupdate_state(config, {"messages": messages}, as_node="agent")
+    written = await graph.aupdate_state(config, {"messages": messages}, as_node="agent")
+    return str(written["configurable"]["checkpoint_id"])
 
 
 async def delete_thread(saver: BaseCheckpointSaver, thread_id: str) -> None:
@@ -175,32 +195,80 @@ async def delete_thread(saver: BaseCheckpointSaver, thread_id: str) -> None:
     await saver.adelete_thread(thread_id)
 
 
+async def _oldest_holding(
+    saver: BaseCheckpointSaver, thread_id: str, message_id: str
+) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """Return (config, values) of the oldest checkpoint holding `message_id`, if any.
+
+    That is where the message was added: its summaries fold only older messages, so
+    nothing in it was said later. Checkpoints are listed newest first, every branch.
+    """
+    found: tuple[dict[str, Any], dict[str, Any]] | None = None
+    async for snapshot in get_graph(saver).aget_state_history(thread_config(thread_id)):
+        messages = (snapshot.values or {}).get("messages", [])
+        if any(m.id == message_id for m in messages):
+            found = (snapshot.config, snapshot.values)
+    return found
+
+
+def _cut_after(messages: list[BaseMessage], message_id: str) -> list[BaseMessage]:
+    """Return the messages after `message_id` (the ones a branch point leaves out)."""
+    ids = [m.id for m in messages]
+    return messages[ids.index(message_id) + 1 :]
+
+
+async def branch_point(saver: BaseCheckpointSaver, thread_id: str, message_id: str) -> str:
+    """Return a checkpoint whose memory ends right after `message_id` (written if needed).
+
+    For a message whose own checkpoint is not known (a user message, a conversation
+    from before branches). Raises LookupError when the thread never held the message.
+    """
+    latest = await get_graph(saver).aget_state(thread_config(thread_id))
+    held = (latest.values or {}).get("messages", [])
+    if held and held[-1].id == message_id:  # a conversation from before branches
+        return str(latest.config["configurable"]["checkpoint_id"])
+    found = await _oldest_holding(saver, thread_id, message_id)
+    if found is None:
+        raise LookupError(f"message {message_id} not found in thread {thread_id}")
+    config, values = found
+    later = _cut_after(list(values.get("messages", [])), message_id)
+    if not later:
+        return str(config["configurable"]["checkpoint_id"])
+    removals = [RemoveMessage(id=m.id) for m in later if m.id]
+    written = await get_graph(saver).aupdate_state(config, {"messages": removals}, as_node="agent")
+    return str(written["configurable"]["checkpoint_id"])
+
+
 async def copy_thread(
     saver: BaseCheckpointSaver,
     source_thread_id: str,
     target_thread_id: str,
     up_to_message_id: str,
+    checkpoint_id: str | None = None,
 ) -> ThreadMemory:
     """Start `target` with the memory `source` had right after `up_to_message_id`.
 
-    The snapshot is the oldest checkpoint that holds that message, cut right after it.
-    Its summaries fold only messages older than the ones it keeps verbatim, so nothing
-    in it was said later. (Turns checkpoint when they end, so a user message shares its
-    checkpoint with the reply to it.) Replaces any target state. Raises LookupError when
-    the source thread never held that message.
+    From `checkpoint_id` when the message's own checkpoint is known, else from the oldest
+    checkpoint holding the message, cut right after it. Replaces any target state.
+    Raises LookupError when the source thread never held that message.
     """
     graph = get_graph(saver)
     chosen: dict[str, Any] | None = None
-    async for snapshot in graph.aget_state_history(thread_config(source_thread_id)):
-        messages = (snapshot.values or {}).get("messages", [])
-        if any(m.id == up_to_message_id for m in messages):
+    if checkpoint_id:
+        snapshot = await graph.aget_state(
+            thread_config(source_thread_id, checkpoint_id=checkpoint_id)
+        )
+        if snapshot.values and any(
+            m.id == up_to_message_id for m in snapshot.values.get("messages", [])
+        ):
             chosen = snapshot.values
-        elif chosen is not None:
-            break  # older checkpoints come before the message
     if chosen is None:
-        raise LookupError(f"message {up_to_message_id} not found in thread {source_thread_id}")
+        found = await _oldest_holding(saver, source_thread_id, up_to_message_id)
+        if found is None:
+            raise LookupError(f"message {up_to_message_id} not found in thread {source_thread_id}")
+        chosen = found[1]
     kept = list(chosen["messages"])
-    kept = kept[: next(i for i, m in enumerate(kept) if m.id == up_to_message_id) + 1]
+    kept = kept[: len(kept) - len(_cut_after(kept, up_to_message_id))]
     await saver.adelete_thread(target_thread_id)
     values = {
         "messages": kept,
@@ -211,27 +279,3 @@ async def copy_thread(
     memory = await read_thread(saver, target_thread_id)
     assert memory is not None
     return memory
-
-
-async def remove_message(saver: BaseCheckpointSaver, thread_id: str, message_id: str) -> bool:
-    """Forget one message (a tool call goes with its results); False if not in memory.
-
-    A message already folded into a summary is no longer held verbatim and cannot be
-    taken out of the summary text; this returns False for it.
-    """
-    graph = get_graph(saver)
-    config = thread_config(thread_id)
-    snapshot = await graph.aget_state(config)
-    messages: list[BaseMessage] = (snapshot.values or {}).get("messages", [])
-    target = next((m for m in messages if m.id == message_id), None)
-    if target is None:
-        return False
-    doomed = {message_id}
-    if isinstance(target, AIMessage) and target.tool_calls:
-        call_ids = {call["id"] for call in target.tool_calls}
-        doomed |= {
-            m.id for m in messages if isinstance(m, ToolMessage) and m.tool_call_id in call_ids
-        }
-    removals = [RemoveMessage(id=i) for i in doomed if i]
-    await graph.aupdate_state(config, {"messages": removals}, as_node="agent")
-    return True

@@ -40,6 +40,7 @@ class FinishedEvent(TypedDict):
     usage: Usage
     context: dict[str, Any]  # the context ledger, stored as Message.metadata["context"]
     error: str | None
+    checkpoint_id: str  # the thread right after this reply ("" if nothing was saved)
 
 
 AgentEvent = ThinkingEvent | TokenEvent | SourcesEvent | FinishedEvent

@@ -68,6 +68,12 @@ def recursion_limit(max_iterations: int) -> int:
     return 2 * max_iterations + 8
 
 
-def thread_config(thread_id: str, **extra: Any) -> dict[str, Any]:
-    """Return the run config of one conversation thread."""
-    return {"configurable": {"thread_id": thread_id}, **extra}
+def thread_config(
+    thread_id: str, *, checkpoint_id: str | None = None, **extra: Any
+) -> dict[str, Any]:
+    """Return the run config of one conversation thread, at its latest checkpoint or, with
+    `checkpoint_id`, at that one (a run from there starts a branch)."""
+    configurable = {"thread_id": thread_id}
+    if checkpoint_id:
+        configurable["checkpoint_id"] = checkpoint_id
+    return {"configurable": configurable, **extra}

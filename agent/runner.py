@@ -24,9 +24,10 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
+from agent.checkpoint import record_exchange
 from agent.config import AgentConfig
 from agent.events import (
     AgentEvent,
@@ -52,7 +53,8 @@ from agent.tokens import estimate_tokens, message_text
 
 # Node results arrive on "updates"; reply text and progress records through the sink
 # installed in `_pump` (agent/progress.py), in the order the nodes emitted them.
-STREAM_MODES = ["updates"]
+# "checkpoints" tells the id of each saved step: the reply's branch point.
+STREAM_MODES = ["updates", "checkpoints"]
 FINISH_REASONS: dict[str, FinishReason] = {
     "stop": "end_turn",
     "end_turn": "end_turn",
@@ -90,8 +92,20 @@ class Turn:
         section_lookup: SectionLookup | None = None,
         llm: BaseChatModel | None = None,
         summarizer: BaseChatModel | None = None,
+        base_checkpoint_id: str | None = None,
+        seed: list[BaseMessage] | None = None,
+        continues: tuple[str, str] | None = None,
     ) -> None:
+        """`base_checkpoint_id`: the branch to run on (None: the thread's latest state);
+        `seed`: messages of a branch the thread never held, put before the user's;
+        `continues`: (id, text) of a cut-off reply to go on from (user_message_id is
+        then the message it answers)."""
         self.config = config
+        self.base_checkpoint_id = base_checkpoint_id
+        self.seed = list(seed or [])
+        self.continues = continues
+        self.prefix = continues[1] if continues else ""
+        self.checkpoint_id = ""
         self.thread_id = thread_id
         self.user_message_id = user_message_id
         self.user_text = user_text
@@ -107,6 +121,7 @@ class Turn:
             "has_documents": has_documents,
             "search_conversations": search_conversations,
             "section_lookup": section_lookup,
+            "continues": continues,
         }
         self._text: list[str] = []
         self._length = 0
@@ -122,7 +137,7 @@ class Turn:
 
     @property
     def text(self) -> str:
-        """Return the reply text streamed so far."""
+        """Return the reply text streamed so far (after the continued reply's, if any)."""
         return "".join(self._text)
 
     async def stop(self) -> None:
@@ -158,7 +173,7 @@ class Turn:
                 self.finished = await self._conclude("stopped")
         reason = self._ending()
         if reason == "end_turn" and not self._text and self._final is not None:
-            yield self._token(message_text(self._final))
+            yield self._token(message_text(self._final)[len(self.prefix) :])
         self.finished = await self._conclude(reason)
         yield self.finished
 
@@ -171,7 +186,9 @@ class Turn:
             }
         )
         run_config = thread_config(
-            self.thread_id, recursion_limit=recursion_limit(self.config.max_iterations)
+            self.thread_id,
+            checkpoint_id=self.base_checkpoint_id,
+            recursion_limit=recursion_limit(self.config.max_iterations),
         )
         message = HumanMessage(id=self.user_message_id, content=self.user_text)
 
@@ -185,7 +202,7 @@ class Turn:
         try:
             with collecting(record):
                 async for part in self._graph.astream(
-                    {"messages": [message]},
+                    {"messages": [*self.seed, message]},
                     run_config,
                     context=context,
                     stream_mode=STREAM_MODES,
@@ -227,6 +244,9 @@ class Turn:
         """Turn one LangGraph stream part into zero or more agent events."""
         if part["type"] == "updates":
             self._absorb(part["data"])
+            return []
+        if part["type"] == "checkpoints":
+            self.checkpoint_id = str(part["data"]["config"]["configurable"]["checkpoint_id"])
             return []
         if part["type"] == "custom" and isinstance(part["data"], dict):
             return self._progress(part["data"])
@@ -276,8 +296,8 @@ class Turn:
     async def _conclude(self, reason: FinishReason) -> FinishedEvent:
         """Store a partial reply if needed and build the one finished event."""
         content = self.text
-        if reason in ("stopped", "error") and content and not self._discarded:
-            await asyncio.shield(self._store_partial(content, reason))
+        if reason in ("stopped", "error") and not self._discarded:
+            await asyncio.shield(self._store_partial(self.prefix + content, reason))
         usage = {
             "input_tokens": self._usage["input_tokens"],
             "output_tokens": self._usage["output_tokens"],
@@ -309,16 +329,26 @@ class Turn:
             "usage": usage,  # type: ignore[typeddict-item]
             "context": context,
             "error": _describe(self._error) if reason == "error" else None,
+            "checkpoint_id": self.checkpoint_id,
         }
 
     async def _store_partial(self, content: str, reason: FinishReason) -> None:
-        """Write the text the user saw into the thread as the reply."""
-        message = AIMessage(
-            id=self.reply_id, content=content, response_metadata={"finish_reason": reason}
-        )
+        """Write the question and the text the user saw into the thread as the reply, on
+        the branch the turn ran on (the steps it saved before stopping are left aside)."""
+        if self._graph.checkpointer is None:
+            return
         try:
-            await self._graph.aupdate_state(
-                thread_config(self.thread_id), {"messages": [message]}, as_node="agent"
+            self.checkpoint_id = await record_exchange(
+                self._graph.checkpointer,
+                self.thread_id,
+                user_message_id=self.user_message_id,
+                user_text=self.user_text,
+                reply_id=self.reply_id,
+                reply_text=content,
+                finish_reason=reason,
+                base_checkpoint_id=self.base_checkpoint_id,
+                replaces=self.continues[0] if self.continues else None,
+                seed=self.seed,
             )
         except Exception as exc:  # the reply is still returned to the caller
             self._parts.append(

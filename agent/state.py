@@ -68,6 +68,8 @@ class AgentContext:
     has_documents: bool = False
     search_conversations: ConversationSearch | None = None
     section_lookup: SectionLookup | None = None
+    # A continue: (id, text) of the cut-off reply this turn goes on from.
+    continues: tuple[str, str] | None = None
 
     @property
     def summary_model(self) -> BaseChatModel:

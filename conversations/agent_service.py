@@ -13,6 +13,7 @@ from typing import Any
 
 from asgiref.sync import async_to_sync, sync_to_async
 from django.conf import settings
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from agent import checkpoint
 from agent.config import AgentConfig
@@ -78,15 +79,72 @@ def _knowledge_for(user_id: int):
     return retriever, section_lookup
 
 
+def _branch_rows(message_id: Any) -> list[Message]:
+    """Return the branch from the root down to `message_id`, oldest first."""
+    from .branches import Tree
+
+    message = Message.objects.get(pk=message_id)
+    path = Tree.of(message.conversation_id).path_to(message.pk)
+    rows = {m.pk: m for m in Message.objects.filter(pk__in=path)}
+    return [rows[pk] for pk in path]
+
+
+def _remember_checkpoint(message_id: Any, checkpoint_id: str) -> None:
+    Message.objects.filter(pk=message_id).update(checkpoint_id=checkpoint_id)
+
+
+_abranch_rows = db_async(_branch_rows)
+_aremember_checkpoint = db_async(_remember_checkpoint)
+
+
+async def abranch_base(
+    *, conversation_id: Any, resume_after: Message | None
+) -> tuple[str, list[BaseMessage]]:
+    """Return where a turn's memory starts: the checkpoint holding the branch down to
+    `resume_after` (its own, or found in the thread's history once and then kept on
+    the row), and the messages to seed it with when the thread never held that branch
+    (an imported conversation)."""
+    if resume_after is None:
+        return checkpoint.EMPTY_CHECKPOINT_ID, []
+    if resume_after.checkpoint_id:
+        return resume_after.checkpoint_id, []
+    saver = await aget_checkpointer()
+    try:
+        found = await checkpoint.branch_point(saver, str(conversation_id), str(resume_after.pk))
+    except LookupError:
+        rows = await _abranch_rows(resume_after.pk)
+        return checkpoint.EMPTY_CHECKPOINT_ID, [_as_agent_message(m) for m in rows]
+    await _aremember_checkpoint(resume_after.pk, found)
+    return found, []
+
+
+def _as_agent_message(message: Message) -> BaseMessage:
+    if message.role == Message.Role.USER:
+        return HumanMessage(id=str(message.pk), content=message.content)
+    if message.role == Message.Role.ASSISTANT:
+        return AIMessage(id=str(message.pk), content=message.content)
+    return SystemMessage(id=str(message.pk), content=message.content)
+
+
 async def astart_turn(
-    *, conversation: Conversation, user_message: Message, reply_id: uuid.UUID
+    *,
+    conversation: Conversation,
+    user_message: Message,
+    reply_id: uuid.UUID,
+    resume_after: Message | None = None,
+    continues: Message | None = None,
 ) -> Turn:
-    """Return the agent turn answering `user_message` (iterate `turn.events()` to run it)."""
+    """Return the agent turn answering `user_message` on its branch (iterate
+    `turn.events()` to run it): its memory is the branch down to `resume_after`."""
     owner_id = conversation.created_by_id
     retriever, section_lookup = _knowledge_for(owner_id)
+    base, seed = await abranch_base(conversation_id=conversation.pk, resume_after=resume_after)
     return Turn(
         config=build_agent_config(),
         checkpointer=await aget_checkpointer(),
+        base_checkpoint_id=base,
+        seed=seed,
+        continues=(str(continues.pk), continues.content) if continues is not None else None,
         thread_id=str(conversation.id),
         user_message_id=str(user_message.id),
         user_text=user_message.content,
@@ -111,6 +169,7 @@ def reply_fields(finished: FinishedEvent) -> dict[str, Any]:
         "model": finished["model"],
         "tokens_used": usage.get("output_tokens") or estimate_tokens(finished["content"]),
         "metadata": metadata,
+        "checkpoint_id": finished.get("checkpoint_id") or "",
     }
 
 
@@ -130,7 +189,7 @@ async def aclose_agent_resources() -> None:
     await checkpoint.close_checkpointers()
 
 
-async def acopy_agent_thread(*, source_id: Any, target_id: Any, up_to_message_id: Any) -> bool:
+async def acopy_agent_thread(*, source_id: Any, target_id: Any, up_to: Message) -> bool:
     """Give conversation `target_id` the agent memory of `source_id` as of one message.
 
     Returns False when the source thread never held that message (e.g. it was imported),
@@ -138,21 +197,20 @@ async def acopy_agent_thread(*, source_id: Any, target_id: Any, up_to_message_id
     """
     saver = await aget_checkpointer()
     try:
-        await checkpoint.copy_thread(saver, str(source_id), str(target_id), str(up_to_message_id))
+        await checkpoint.copy_thread(
+            saver, str(source_id), str(target_id), str(up_to.pk), up_to.checkpoint_id or None
+        )
     except LookupError:
         return False
     return True
 
 
-async def aremove_agent_message(*, conversation_id: Any, message_id: Any) -> bool:
-    """Remove one message from the agent's memory of a conversation."""
-    saver = await aget_checkpointer()
-    return await checkpoint.remove_message(saver, str(conversation_id), str(message_id))
-
-
 async def arecord_cut_off_turn(*, question: Message, reply: Message) -> None:
-    """Give the agent's memory a turn whose process died: the question and the partial reply."""
-    await checkpoint.record_exchange(
+    """Give the agent's memory a turn whose process died: the question and the partial
+    reply, on the question's branch; the reply row keeps the checkpoint."""
+    parent = await _aparent(question)
+    base, seed = await abranch_base(conversation_id=reply.conversation_id, resume_after=parent)
+    reply.checkpoint_id = await checkpoint.record_exchange(
         await aget_checkpointer(),
         str(reply.conversation_id),
         user_message_id=str(question.pk),
@@ -160,12 +218,35 @@ async def arecord_cut_off_turn(*, question: Message, reply: Message) -> None:
         reply_id=str(reply.pk),
         reply_text=reply.content,
         finish_reason=reply.finish_reason,
+        base_checkpoint_id=base,
+        seed=seed,
     )
+    await _aremember_checkpoint(reply.pk, reply.checkpoint_id)
 
 
-async def aread_agent_memory(conversation_id: Any) -> checkpoint.ThreadMemory | None:
-    """Return what the agent remembers of a conversation."""
-    return await checkpoint.read_thread(await aget_checkpointer(), str(conversation_id))
+def _parent(message: Message) -> Message | None:
+    return Message.objects.filter(pk=message.parent_id).first() if message.parent_id else None
+
+
+_aparent = db_async(_parent)
+
+
+async def aread_agent_memory(conversation: Conversation) -> checkpoint.ThreadMemory | None:
+    """Return what the agent remembers on the conversation's current branch."""
+    leaf = await _acurrent_message(conversation)
+    saver = await aget_checkpointer()
+    if leaf is None:
+        return await checkpoint.read_thread(saver, str(conversation.pk))
+    base, _seed = await abranch_base(conversation_id=conversation.pk, resume_after=leaf)
+    return await checkpoint.read_thread(saver, str(conversation.pk), base)
+
+
+def _current_message(conversation: Conversation) -> Message | None:
+    pk = conversation.current_message_id
+    return Message.objects.filter(pk=pk).first() if pk else None
+
+
+_acurrent_message = db_async(_current_message)
 
 
 async def adelete_agent_thread(conversation_id: Any) -> None:

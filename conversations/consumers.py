@@ -19,11 +19,16 @@ from core.errors import NotFound, RateLimited, ServiceError
 from core.groups import user_group
 
 from . import events
+from .branches import switch_branch
 from .realtime.frames import (
     CLIENT_FRAME,
     CLIENT_FRAME_TYPES,
+    BranchSwitchFrame,
     ErrorCode,
     GenerationStopFrame,
+    MessageContinueFrame,
+    MessageEditFrame,
+    MessageRegenerateFrame,
     MessageSendFrame,
     PingFrame,
     SyncFrame,
@@ -36,6 +41,7 @@ from .replies.watchdog import ensure_watchdog
 from .selectors import aget_conversation_for_user
 
 _live_tokens = db_async(live_token_ids)
+_switch = db_async(switch_branch)
 
 # Far above the longest message (MESSAGE_MAX_CHARS, even JSON-escaped), far below Daphne's
 # 1 MiB frame limit: anything longer is answered `too_long`, the socket stays open.
@@ -141,6 +147,37 @@ class ConversationConsumer(AsyncWebsocketConsumer):
             on_error=self.send_frame,
         )
 
+    async def regenerate(self, frame: MessageRegenerateFrame) -> None:
+        """`message.regenerate`: answer that message's question again (a new sibling)."""
+        if await self.still_authorized():
+            await self._start(kind="regenerate", message_id=frame.message_id)
+
+    async def edit(self, frame: MessageEditFrame) -> None:
+        """`message.edit`: a new version of one of the user's messages, and its reply."""
+        if await self.still_authorized():
+            await self._start(
+                kind="edit",
+                message_id=frame.message_id,
+                content=frame.content,
+                client_id=frame.client_id,
+            )
+
+    async def continue_reply(self, frame: MessageContinueFrame) -> None:
+        """`message.continue`: go on from a cut-off reply (a new sibling, whole text)."""
+        if await self.still_authorized():
+            await self._start(kind="continue", message_id=frame.message_id)
+
+    async def switch(self, frame: BranchSwitchFrame) -> None:
+        """`branch.switch`: every socket gets `conversation.updated` with the new leaf."""
+        await _switch(
+            user=self.user, message_id=frame.message_id, conversation_id=self.conversation_id
+        )
+
+    async def _start(self, **ask: Any) -> None:
+        await start_reply(
+            user=self.user, conversation_id=self.conversation_id, on_error=self.send_frame, **ask
+        )
+
     async def stop_generation(self, frame: GenerationStopFrame) -> None:
         """`generation.stop`: stop the running reply, wherever it runs."""
         await stop_reply(user=self.user, conversation_id=self.conversation_id)
@@ -158,6 +195,10 @@ class ConversationConsumer(AsyncWebsocketConsumer):
 
     commands: dict[str, Callable[[Any, Any], Awaitable[None]]] = {
         "message.send": send_message,
+        "message.regenerate": regenerate,
+        "message.edit": edit,
+        "message.continue": continue_reply,
+        "branch.switch": switch,
         "generation.stop": stop_generation,
         "sync": sync,
         "ping": ping,

@@ -80,9 +80,23 @@ def conversation_deleted(conversation_id: Any) -> ConversationDeletedFrame:
     return {"type": "conversation.deleted", "conversation_id": str(conversation_id)}
 
 
-def generation_started(*, run_id: Any, reply_to: Any) -> GenerationStartedFrame:
-    """A reply began; `run_id` is also the id its stored message will have."""
-    return {"type": "generation.started", "run_id": str(run_id), "reply_to": str(reply_to)}
+def generation_started(
+    *, run_id: Any, reply_to: Any, continues: Message | None = None
+) -> GenerationStartedFrame:
+    """A reply began; `run_id` is also the id its stored message will have.
+
+    A continue names the cut-off reply it goes on from: its text is the start of the new
+    reply, and the first `token` index is that text's length.
+    """
+    frame: GenerationStartedFrame = {
+        "type": "generation.started",
+        "run_id": str(run_id),
+        "reply_to": str(reply_to),
+    }
+    if continues is not None:
+        frame["continues"] = str(continues.pk)
+        frame["text_offset"] = len(continues.content)
+    return frame
 
 
 def thinking(*, run_id: Any, step: str, content: str) -> ThinkingFrame:
@@ -111,12 +125,16 @@ def generation_finished(message: Message, *, usage: Usage | None) -> GenerationF
     }
 
 
-def sync_state(messages: Iterable[Message], generation: Generation | None) -> SyncStateFrame:
-    """The answer to `sync`: stored messages after the cursor and the reply in progress."""
+def sync_state(
+    messages: Iterable[Message], generation: Generation | None, current_message_id: Any
+) -> SyncStateFrame:
+    """The answer to `sync`: stored messages after the cursor (every branch), the reply in
+    progress and the current branch's leaf."""
     return {
         "type": "sync.state",
         "messages": [message_to_dict(m) for m in messages],
         "generation": generation,
+        "current_message_id": str(current_message_id) if current_message_id else None,
     }
 
 

@@ -18,6 +18,7 @@ from typing import Any, Literal
 from django.utils import timezone
 from django.utils.http import content_disposition_header
 
+from . import branches
 from .models import Conversation, Message
 
 ExportFormat = Literal["markdown", "json", "text"]
@@ -40,19 +41,22 @@ MESSAGE_FIELDS = (
     "metadata",
     "sequence_number",
     "created_at",
+    "parent_id",
 )
 ROLE_LABELS = {"user": "User", "assistant": "Assistant", "system": "System"}
 
 
-def iter_message_rows(conversation_id: Any, *, batch: int = BATCH) -> Iterator[dict[str, Any]]:
-    """Yield a conversation's messages as dicts, oldest first, `batch` rows per query."""
+def iter_message_rows(
+    conversation_id: Any, *, among: list[Any] | None = None, batch: int = BATCH
+) -> Iterator[dict[str, Any]]:
+    """Yield a conversation's messages (or those `among` some ids) as dicts, oldest first,
+    `batch` rows per query."""
     after = 0
     while True:
-        rows = list(
-            Message.objects.filter(conversation_id=conversation_id, sequence_number__gt=after)
-            .order_by("sequence_number")
-            .values(*MESSAGE_FIELDS)[:batch]
-        )
+        rows_qs = Message.objects.filter(conversation_id=conversation_id, sequence_number__gt=after)
+        if among is not None:
+            rows_qs = rows_qs.filter(pk__in=among)
+        rows = list(rows_qs.order_by("sequence_number").values(*MESSAGE_FIELDS)[:batch])
         yield from rows
         if len(rows) < batch:
             return
@@ -85,10 +89,13 @@ def content_type(fmt: str) -> str:
 def iter_export(
     conversation: Conversation, fmt: ExportFormat, *, include_metadata: bool = False
 ) -> Iterator[str]:
-    """Yield the export of `conversation` in `fmt` as text chunks."""
-    rows = iter_message_rows(conversation.id)
+    """Yield the export of `conversation` in `fmt` as text chunks: JSON carries the whole
+    tree (every branch, `parent_id`), Markdown and text the current branch."""
     if fmt == "json":
-        return _iter_json(conversation, rows, include_metadata)
+        return _iter_json(conversation, iter_message_rows(conversation.id), include_metadata)
+    tree = branches.Tree.of(conversation.pk)
+    path = tree.path_to(branches.current_leaf(conversation, tree))
+    rows = iter_message_rows(conversation.id, among=path)
     if fmt == "markdown":
         return _iter_markdown(conversation, rows, include_metadata)
     return _iter_text(conversation, rows, include_metadata)
@@ -107,6 +114,7 @@ def conversation_header(conversation: Conversation, include_metadata: bool) -> d
         "summary": conversation.summary,
         "summary_at": _iso(conversation.summary_at),
         "created_at": _iso(conversation.created_at),
+        "current_message_id": _id(conversation.current_message_id),
     }
     if include_metadata:
         header |= {
@@ -128,6 +136,8 @@ def _id(value: Any) -> str | None:
 
 def _message_json(row: dict[str, Any], include_metadata: bool) -> dict[str, Any]:
     data: dict[str, Any] = {
+        "id": str(row["id"]),
+        "parent_id": _id(row["parent_id"]),
         "sequence_number": row["sequence_number"],
         "role": row["role"],
         "content": row["content"],
@@ -136,7 +146,6 @@ def _message_json(row: dict[str, Any], include_metadata: bool) -> dict[str, Any]
     }
     if include_metadata:
         data |= {
-            "id": str(row["id"]),
             "model": row["model"],
             "tokens_used": row["tokens_used"],
             "finish_reason": row["finish_reason"] or None,

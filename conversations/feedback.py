@@ -11,8 +11,8 @@ from django.db.models import Count, Max, Sum
 
 from core.errors import Conflict, Invalid, NotFound
 
-from . import agent_service, events
-from .models import Message, MessageFeedback
+from . import branches, events
+from .models import Conversation, Message, MessageFeedback, ReplyRun
 from .selectors import get_message_for_user
 from .services import lock_conversation
 
@@ -62,20 +62,30 @@ def report_message(*, user: Any, message_id: Any, reason: str = "") -> Message:
 
 
 @transaction.atomic
-def delete_message(*, user: Any, message_id: Any) -> None:
-    """Delete a message and make the counters true again; its sequence number stays unused.
+def delete_message(*, user: Any, message_id: Any) -> Conversation:
+    """Delete a message and every message under it; counters and the current branch follow.
 
-    Locks the conversation row, then reads the message again under the lock: of two
-    concurrent deletes of one message the second finds it gone (NotFound), and deletes
-    of different messages each count what the other left.
+    Their sequence numbers stay unused. Locks the conversation row, then reads the tree
+    under the lock: of two concurrent deletes of one message the second finds it gone
+    (NotFound), and deletes of different messages each count what the other left. A
+    reply being written under the message holds it (Conflict "busy": stop it first).
+    The agent forgets nothing by hand: its memory is per branch, and no branch that
+    remains holds a deleted message.
     """
     found = get_message_for_user(user=user, message_id=message_id)
     conversation = lock_conversation(found.conversation_id)
-    message = conversation.messages.filter(pk=found.pk).first()
-    if message is None:
+    tree = branches.Tree.of(conversation.pk)
+    if found.pk not in tree.parent:
         raise NotFound("Message not found.")
-    seq = message.sequence_number
-    message.delete()
+    doomed = set(tree.subtree(found.pk))
+    if ReplyRun.objects.filter(
+        conversation=conversation, status=ReplyRun.Status.RUNNING, reply_to_id__in=doomed
+    ).exists():
+        raise Conflict("A reply is being written under this message; stop it first.", code="busy")
+    rows = list(conversation.messages.filter(pk__in=doomed).values_list("pk", "sequence_number"))
+    conversation.current_message_id = branches.leaf_after_delete(conversation, tree, doomed)
+    conversation.save(update_fields=["current_message"])
+    conversation.messages.filter(pk__in=doomed).delete()
     totals = conversation.messages.aggregate(
         n=Count("id"), tokens=Sum("tokens_used"), last=Max("created_at")
     )
@@ -85,29 +95,15 @@ def delete_message(*, user: Any, message_id: Any) -> None:
     conversation.save(
         update_fields=["message_count", "total_tokens_used", "last_message_at", "updated_at"]
     )
-    events.send_on_commit(
-        events.message_deleted(
-            message_id=found.pk, conversation_id=conversation.pk, sequence_number=seq
-        ),
-        conversation_id=conversation.pk,
-    )
-    events.send_conversation_on_commit(conversation)
-
-
-async def adelete_message(*, user: Any, message_id: Any) -> None:
-    """Remove a message from the agent's memory, then from the conversation.
-
-    The agent goes first: if it cannot forget the message, the row stays and the
-    caller is told (409), rather than the agent remembering a deleted message.
-    """
-    message = await sync_to_async(get_message_for_user)(user=user, message_id=message_id)
-    try:
-        await agent_service.aremove_agent_message(
-            conversation_id=str(message.conversation_id), message_id=str(message.id)
+    for pk, seq in sorted(rows, key=lambda row: row[1]):
+        events.send_on_commit(
+            events.message_deleted(
+                message_id=pk, conversation_id=conversation.pk, sequence_number=seq
+            ),
+            conversation_id=conversation.pk,
         )
-    except Exception:
-        logger.exception("could not remove message %s from the agent's memory", message.id)
-        raise Conflict(
-            "The message could not be removed from the agent's memory; nothing was deleted."
-        ) from None
-    await sync_to_async(delete_message)(user=user, message_id=message.id)
+    events.send_conversation_on_commit(conversation)
+    return conversation
+
+
+adelete_message = sync_to_async(delete_message)

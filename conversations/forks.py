@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import uuid
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -11,7 +12,7 @@ from django.db.models import Max, OuterRef, Subquery, Sum
 
 from core.errors import NotFound
 
-from . import agent_service, events
+from . import agent_service, branches, events
 from .models import TITLE_MAX_LENGTH, Conversation, Message
 from .selectors import get_conversation_for_user, get_message_for_user
 from .services import _clean_title
@@ -31,7 +32,7 @@ def fork_title(title: str) -> str:
 def fork_conversation(
     *, user: Any, conversation_id: Any, from_message_id: Any, title: str | None = None
 ) -> Conversation:
-    """Create the user's copy of a conversation holding its messages 1..n (n = the message's).
+    """Create the user's copy of a conversation holding the branch down to one message.
 
     The copy keeps role, content, parts, metadata and timestamps under new ids; it links
     to its parent and to the message it was forked from. The agent's memory is copied
@@ -50,7 +51,7 @@ def fork_conversation(
         parent_conversation=source,
         forked_from_message=message,
     )
-    _copy_messages(source=source, fork=fork, up_to=message.sequence_number)
+    _copy_messages(source=source, fork=fork, up_to=message)
     totals = fork.messages.aggregate(
         tokens=Sum("tokens_used"), last=Max("created_at"), n=Max("sequence_number")
     )
@@ -64,51 +65,39 @@ def fork_conversation(
             "total_tokens_used",
             "last_message_at",
             "last_sequence_number",
+            "current_message",
         ]
     )
     events.send_on_commit(events.conversation_updated(fork), user_id=user.pk)
     return fork
 
 
-def _copy_messages(*, source: Conversation, fork: Conversation, up_to: int) -> None:
-    rows = (
-        source.messages.filter(sequence_number__lte=up_to)
-        .order_by("sequence_number")
-        .values_list(
-            "role",
-            "content",
-            "parts",
-            "model",
-            "tokens_used",
-            "finish_reason",
-            "metadata",
-            "sequence_number",
-            "created_by_id",
-        )
-    )
-    batch: list[Message] = []
-    for role, content, parts, model, tokens, finish, metadata, seq, author in rows.iterator(
-        chunk_size=COPY_BATCH
-    ):
-        batch.append(
+def _copy_messages(*, source: Conversation, fork: Conversation, up_to: Message) -> None:
+    """Copy the branch from the root down to `up_to`, as one branch, numbered as it was."""
+    path = branches.Tree.of(source.pk).path_to(up_to.pk)
+    originals = {m.pk: m for m in source.messages.filter(pk__in=path)}
+    copies: list[Message] = []
+    for pk in path:
+        m = originals[pk]
+        copies.append(
             Message(
+                id=uuid.uuid4(),
                 conversation=fork,
-                role=role,
-                content=content,
-                parts=parts,
-                model=model,
-                tokens_used=tokens,
-                finish_reason=finish,
-                metadata=metadata,
-                sequence_number=seq,
-                created_by_id=author,
+                role=m.role,
+                content=m.content,
+                parts=m.parts,
+                model=m.model,
+                tokens_used=m.tokens_used,
+                finish_reason=m.finish_reason,
+                metadata=m.metadata,
+                sequence_number=m.sequence_number,
+                created_by_id=m.created_by_id,
+                parent_id=copies[-1].pk if copies else None,
             )
         )
-        if len(batch) >= COPY_BATCH:
-            Message.objects.bulk_create(batch)
-            batch = []
-    if batch:
-        Message.objects.bulk_create(batch)
+    Message.objects.bulk_create(copies, batch_size=COPY_BATCH)
+    if copies:
+        fork.current_message_id = copies[-1].pk
     # auto_now_add stamped the copies with "now"; give them their originals' times.
     original = source.messages.filter(sequence_number=OuterRef("sequence_number"))
     fork.messages.update(created_at=Subquery(original.values("created_at")[:1]))
@@ -125,7 +114,7 @@ async def afork_conversation(
         await agent_service.acopy_agent_thread(
             source_id=str(fork.parent_conversation_id),
             target_id=str(fork.id),
-            up_to_message_id=str(fork.forked_from_message_id),
+            up_to=fork.forked_from_message,
         )
     except Exception:
         # The rows are the record; a fork whose memory could not be copied starts with

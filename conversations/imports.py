@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any, Literal
 
 from django.conf import settings
@@ -15,7 +16,7 @@ from core import schemas
 from core.errors import ServiceError, TooLarge
 from core.schemas import Input, JsonObject, Text, Time
 
-from . import events
+from . import branches, events
 from .models import TITLE_MAX_LENGTH, Conversation, Message
 from .services import DESCRIPTION_MAX_LENGTH, SERVICE_ID_MAX_LENGTH
 
@@ -45,7 +46,10 @@ class ImportedMessage(Input):
     content: Text | None = Field("", max_length=MAX_CONTENT_CHARS)
     parts: list[JsonObject] = Field(default_factory=list, max_length=MAX_PARTS)
     created_at: Time | None = None
-    id: Text | None = Field(None, max_length=100, description="informational; a new id is made")
+    id: Text | None = Field(None, max_length=100, description="a new id is made; names it here")
+    parent_id: Text | None = Field(
+        None, max_length=100, description="the `id` of an earlier message of the file"
+    )
     model: Text | None = Field("", max_length=100)
     tokens_used: int | None = Field(0, ge=0, le=MAX_SEQUENCE, strict=True)
     finish_reason: FinishReason | None = None
@@ -75,6 +79,7 @@ class ImportedConversation(Input):
     last_message_at: Time | None = None
     parent_conversation_id: Text | None = Field(None, max_length=100)
     forked_from_message_id: Text | None = Field(None, max_length=100)
+    current_message_id: Text | None = Field(None, max_length=100)
 
 
 class ExportFile(Input):
@@ -92,6 +97,18 @@ class ExportFile(Input):
         numbers = [m.sequence_number for m in self.messages]
         if len(set(numbers)) != len(numbers):
             raise ValueError("every message needs its own sequence_number")
+        # A tree: each parent is an earlier message of the file (so there is no cycle).
+        seen: set[str] = set()
+        for message in sorted(self.messages, key=lambda m: m.sequence_number):
+            if message.parent_id is not None and message.parent_id not in seen:
+                raise ValueError("parent_id names no earlier message of the file")
+            if message.id is not None:
+                if message.id in seen:
+                    raise ValueError("every message needs its own id")
+                seen.add(message.id)
+        current = self.conversation.current_message_id
+        if current is not None and current not in seen:
+            raise ValueError("current_message_id names no message of the file")
         return self
 
 
@@ -144,10 +161,24 @@ def import_conversation(*, user: Any, raw: bytes | str) -> Conversation:
         summary_at=header.summary_at,
     )
     now = timezone.now()
+    new_ids = {row.id: uuid.uuid4() for row in rows if row.id is not None}
+    as_tree = any(row.parent_id is not None for row in rows)
+    previous: uuid.UUID | None = None
+    parents: list[uuid.UUID | None] = []
+    own_ids: list[uuid.UUID] = []
+    for row in rows:
+        own = new_ids.get(row.id) if row.id is not None else None
+        own = own or uuid.uuid4()
+        # A file without parent_id (older exports) is one branch in its order.
+        parents.append(new_ids.get(row.parent_id) if as_tree else previous)  # type: ignore[arg-type]
+        own_ids.append(own)
+        previous = own
     for start in range(0, len(rows), BATCH):
         chunk = rows[start : start + BATCH]
         created = Message.objects.bulk_create(
             Message(
+                id=own_ids[start + offset],
+                parent_id=parents[start + offset],
                 conversation=conversation,
                 role=row.role,
                 content=row.content or "",
@@ -173,6 +204,11 @@ def import_conversation(*, user: Any, raw: bytes | str) -> Conversation:
             )
         )
     conversation.message_count = conversation.last_sequence_number = len(rows)
+    tree = branches.Tree.of(conversation.pk)
+    current = header.current_message_id
+    conversation.current_message_id = (
+        new_ids[current] if current is not None else tree.newest_leaf(None)
+    )
     conversation.total_tokens_used = sum(row.tokens_used or 0 for row in rows)
     conversation.last_message_at = max((row.created_at or now for row in rows), default=None)
     conversation.save(
@@ -181,6 +217,7 @@ def import_conversation(*, user: Any, raw: bytes | str) -> Conversation:
             "total_tokens_used",
             "last_message_at",
             "last_sequence_number",
+            "current_message",
         ]
     )
     events.send_on_commit(events.conversation_updated(conversation), user_id=user.pk)

@@ -67,6 +67,11 @@ class Conversation(models.Model):
     # The highest sequence number ever handed out: numbers are never reused or renumbered,
     # so a delete leaves a gap and every `after=N` cursor a client holds stays valid.
     last_sequence_number = models.PositiveIntegerField(default=0)
+    # The leaf of the branch the user is on: the conversation as shown is the path from
+    # the root to it (SPEC: Branches).
+    current_message = models.ForeignKey(
+        "Message", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
 
     class Meta:
         ordering = ["-updated_at", "-id"]
@@ -126,6 +131,15 @@ class Message(models.Model):
     )
     metadata = models.JSONField(default=dict, blank=True)
     sequence_number = models.PositiveIntegerField()
+    # The message this one answers or follows on its branch (null for a root). Deleting a
+    # message deletes its subtree (conversations/branches.py does it in one statement:
+    # a cascade through Django's collector recurses once per level).
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.DO_NOTHING, related_name="children"
+    )
+    # The agent checkpoint that holds its thread right after this message (replies; a
+    # message without one is found in the thread's history when a branch needs it).
+    checkpoint_id = models.CharField(max_length=64, blank=True, default="")
     # NULL, not "", when unset: the unique (conversation, client_id) constraint ignores NULLs.
     client_id = models.CharField(max_length=100, null=True, blank=True)  # noqa: DJ001
     # The reply run that wrote it (its question, or the reply itself): the trace id in logs.

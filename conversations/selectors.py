@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -100,9 +101,13 @@ def list_messages(
     before: int | None = None,
     limit: int = 50,
     newest: bool = False,
+    among: Collection[Any] | None = None,
 ) -> list[Message]:
-    """Return messages oldest first, optionally the newest `limit` of the range."""
+    """Return messages oldest first, optionally the newest `limit` of the range, optionally
+    only those whose ids are `among` (a branch)."""
     qs: QuerySet[Message] = conversation.messages.all()
+    if among is not None:
+        qs = qs.filter(pk__in=among)
     if after is not None:
         qs = qs.filter(sequence_number__gt=after)
     if before is not None:

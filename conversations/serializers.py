@@ -34,13 +34,23 @@ def conversation_to_dict(conversation: Conversation) -> dict[str, Any]:
         "created_at": _iso(conversation.created_at),
         "updated_at": _iso(conversation.updated_at),
         "last_message_at": _iso(conversation.last_message_at),
+        "current_message_id": _id(conversation.current_message_id),
         "is_flagged": conversation.is_flagged,
         "flag_reason": conversation.flag_reason,
     }
 
 
 def message_to_dict(message: Message) -> dict[str, Any]:
-    """Return a message's model fields as JSON, its conversation as an id."""
+    """Return a message's model fields as JSON, its conversation as an id.
+
+    `sibling_ids` come from the caller (`branches.with_siblings`, one query for a list);
+    a message read without them asks the database (sync code only).
+    """
+    siblings = getattr(message, "sibling_ids", None)
+    if siblings is None:
+        from .branches import with_siblings
+
+        siblings = with_siblings([message])[0].sibling_ids
     return {
         "id": str(message.id),
         "conversation_id": str(message.conversation_id),
@@ -52,6 +62,9 @@ def message_to_dict(message: Message) -> dict[str, Any]:
         "finish_reason": message.finish_reason or None,
         "metadata": message.metadata,
         "sequence_number": message.sequence_number,
+        "parent_id": _id(message.parent_id),
+        "sibling_ids": siblings,
+        "run_id": _id(message.run_id),
         "client_id": message.client_id,
         "created_by": message.created_by_id,
         "created_at": _iso(message.created_at),

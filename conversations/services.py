@@ -165,15 +165,23 @@ def insert_message(
     message_id: uuid.UUID | str | None = None,
     created_at: datetime | None = None,
     run_id: uuid.UUID | str | None = None,
+    parent: Message | uuid.UUID | str | None = "current",
+    checkpoint_id: str = "",
+    make_current: bool = True,
     also_save: tuple[str, ...] = (),
 ) -> Message:
     """Store a message with the next sequence number and save the conversation's counters.
+
+    The message goes under `parent` (None: a root; "current": the current branch's leaf)
+    and, with `make_current`, becomes the current branch's leaf.
 
     The caller has validated the input and holds the conversation's row lock
     (`lock_conversation` in a transaction). Numbers come from the conversation's counter,
     so one that was handed out is never handed out again, even after a delete.
     `also_save` names more conversation fields the caller changed, saved in the same UPDATE.
     """
+    if parent == "current":
+        parent = conversation.current_message_id
     conversation.last_sequence_number += 1
     message = Message.objects.create(
         id=message_id or uuid.uuid4(),
@@ -189,6 +197,8 @@ def insert_message(
         client_id=client_id or None,
         run_id=run_id,
         created_by=created_by,
+        parent_id=parent.pk if isinstance(parent, Message) else parent,  # type: ignore[union-attr]
+        checkpoint_id=checkpoint_id,
     )
     if created_at is not None:
         Message.objects.filter(pk=message.pk).update(created_at=created_at)
@@ -200,6 +210,9 @@ def insert_message(
         "last_sequence_number",
         "updated_at",
     ]
+    if make_current:
+        conversation.current_message = message
+        update_fields.append("current_message")
     if role == Message.Role.USER and not conversation.title:
         # Like the chat apps people know: an untitled conversation takes its first words.
         conversation.title = title_from_text(content)

@@ -10,6 +10,8 @@ from langchain_core.messages import (
     AIMessage,
     AIMessageChunk,
     BaseMessage,
+    HumanMessage,
+    RemoveMessage,
     SystemMessage,
     ToolMessage,
     message_chunk_to_message,
@@ -159,7 +161,9 @@ async def agent(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, 
     history = repair_tool_pairs(messages)
     prompt = [SystemMessage(system_prompt(summaries, state.get("documents", []), language, final))]
     prompt += history
-    tools = [] if final else tools_for(context)
+    if context.continues is not None:
+        prompt.append(HumanMessage(prompts.CONTINUE_NOTE))  # in this call only, never stored
+    tools = [] if final or context.continues is not None else tools_for(context)
     raw = estimate_message_tokens(prompt) + tool_schema_tokens(tools)
     calibration = state.get("calibration", 1.0)
     ledger = build_ledger(state, context, history, round(raw * calibration))
@@ -180,4 +184,11 @@ async def agent(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, 
     }
     if response.tool_calls and not final:
         return {**update, "messages": [response], "iterations": iterations + 1}
-    return {**update, "messages": [finish_message(response, context.reply_id)]}
+    reply = finish_message(response, context.reply_id)
+    if context.continues is not None:
+        # The new version holds the whole text and takes the cut-off one's place.
+        cut_id, cut_text = context.continues
+        reply = reply.model_copy(update={"content": cut_text + message_text(reply)})
+        removal = [RemoveMessage(id=cut_id)] if any(m.id == cut_id for m in messages) else []
+        return {**update, "messages": [*removal, reply]}
+    return {**update, "messages": [reply]}

@@ -58,6 +58,8 @@ async def route(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, 
     text = next((message_text(m) for m in reversed(messages) if isinstance(m, HumanMessage)), "")
     internal = zero_usage()
     decided = route_by_rules(text, runtime.context.has_documents)
+    if runtime.context.continues is not None:
+        decided = ("agent", "continuing a reply")  # the question was routed when first asked
     if decided is not None:
         choice, reason = decided
         emit_thinking("route", f"rule: {reason} → {choice}")

@@ -9,6 +9,7 @@ from django.http import HttpRequest, StreamingHttpResponse
 from ninja import Query, Router, Status
 
 from conversations import (
+    branches,
     bulk,
     exports,
     forks,
@@ -35,6 +36,7 @@ from .schemas import (
     ErrorOut,
     ForkIn,
     SummarizeIn,
+    SwitchIn,
 )
 
 router = Router(tags=["conversations"])
@@ -180,9 +182,20 @@ def delete_conversation(request: HttpRequest, conversation_id: str):
     return Status(204, None)
 
 
+@router.post("/conversations/{conversation_id}/switch", response={200: ConversationOut, **ERRORS})
+def switch_branch(request: HttpRequest, conversation_id: str, payload: SwitchIn):
+    """Show the branch through a message: the newest leaf under it becomes current."""
+    _owned(request, conversation_id)
+    conversation = branches.switch_branch(
+        user=request.auth, message_id=payload.message_id, conversation_id=conversation_id
+    )
+    return conversation_to_dict(conversation)
+
+
 @router.post("/conversations/{conversation_id}/fork", response={201: ConversationOut, **ERRORS})
 async def fork_conversation(request: HttpRequest, conversation_id: str, payload: ForkIn):
-    """Fork at a message: a new conversation with messages up to it and the agent's memory."""
+    """Fork at a message: a new conversation with the branch down to it and the agent's
+    memory of that branch."""
     fork = await forks.afork_conversation(
         user=request.auth,
         conversation_id=conversation_id,

@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.http import HttpRequest
 from ninja import Query, Router, Status
 
-from conversations import feedback, replies, search, selectors
+from conversations import branches, feedback, replies, search, selectors
 from conversations.serializers import message_to_dict
 from core.errors import Invalid
 
 from .conversations import ERRORS
 from .schemas import (
+    AssistantReplyOut,
+    EditIn,
     FeedbackIn,
     FeedbackOut,
     MessageListParams,
     MessagePage,
     MessageSendIn,
+    RegenerateIn,
     ReplyOut,
     ReportIn,
     ReportOut,
@@ -33,7 +37,8 @@ def list_messages(
     conversation_id: str,
     params: Query[MessageListParams],
 ):
-    """List messages oldest first; `after`/`before` are sequence numbers."""
+    """List the current branch's messages oldest first (`branch=all`: every message);
+    `after`/`before` are sequence numbers."""
     conversation = selectors.get_conversation_for_user(
         user=request.auth, conversation_id=conversation_id
     )
@@ -44,8 +49,13 @@ def list_messages(
         after = int(cursor)
     # With only `before`, the page is the one just before it (scrolling back).
     newest = before is not None and after is None
-    rows = selectors.list_messages(
-        conversation=conversation, after=after, before=before, limit=limit + 1, newest=newest
+    rows = branches.list_messages(
+        conversation=conversation,
+        branch=params.branch,
+        after=after,
+        before=before,
+        limit=limit + 1,
+        newest=newest,
     )
     more = len(rows) > limit
     rows = rows[1:] if newest and more else rows[:limit]
@@ -74,6 +84,46 @@ async def send_message(request: HttpRequest, conversation_id: str, payload: Mess
         "assistant_message": message_to_dict(reply) if reply is not None else None,
     }
     return Status(201 if started.created else 200, body)
+
+
+@router.post("/messages/{message_id}/regenerate", response={201: AssistantReplyOut, **ERRORS})
+async def regenerate_message(request: HttpRequest, message_id: str, payload: RegenerateIn):
+    """Answer again the user message this reply answers (or this user message): a new
+    sibling reply, and the current branch moves to it. Waits for the stored reply."""
+    if payload.model is not None and payload.model != settings.CHAT_MODEL:
+        raise Invalid(f"Unknown model {payload.model!r}.", code="unknown_model")
+    started = await replies.start_reply(user=request.auth, kind="regenerate", message_id=message_id)
+    return Status(201, {"assistant_message": await _reply_json(started)})
+
+
+@router.post("/messages/{message_id}/edit", response={200: ReplyOut, 201: ReplyOut, **ERRORS})
+async def edit_message(request: HttpRequest, message_id: str, payload: EditIn):
+    """Store new text beside one of your messages (a sibling) and answer it; the original
+    and its replies stay on their branch. 200 when `client_id` was seen before."""
+    started = await replies.start_reply(
+        user=request.auth,
+        kind="edit",
+        message_id=message_id,
+        content=payload.content,
+        client_id=payload.client_id,
+    )
+    body = {
+        "user_message": message_to_dict(started.user_message),
+        "assistant_message": await _reply_json(started),
+    }
+    return Status(201 if started.created else 200, body)
+
+
+@router.post("/messages/{message_id}/continue", response={201: AssistantReplyOut, **ERRORS})
+async def continue_message(request: HttpRequest, message_id: str):
+    """Go on from a reply that was cut short: a new sibling holding the whole text."""
+    started = await replies.start_reply(user=request.auth, kind="continue", message_id=message_id)
+    return Status(201, {"assistant_message": await _reply_json(started)})
+
+
+async def _reply_json(started: replies.StartedReply) -> dict | None:
+    reply = await started.assistant_message()
+    return message_to_dict(reply) if reply is not None else None
 
 
 @router.get("/search/messages", response={200: SearchPage, **ERRORS})
@@ -112,6 +162,7 @@ def report_message(request: HttpRequest, message_id: str, payload: ReportIn):
 
 @router.delete("/messages/{message_id}", response={204: None, **ERRORS})
 async def delete_message(request: HttpRequest, message_id: str):
-    """Delete one message, also from the agent's memory; counters follow."""
+    """Delete a message and everything under it (its siblings stay); counters and the
+    current branch follow, and no branch the agent remembers holds it any more."""
     await feedback.adelete_message(user=request.auth, message_id=message_id)
     return Status(204, None)

@@ -41,6 +41,7 @@ class ConversationOut(Schema):
     created_at: str | None
     updated_at: str | None
     last_message_at: str | None
+    current_message_id: str | None
     is_flagged: bool
     flag_reason: str
 
@@ -101,6 +102,9 @@ class MessageOut(Schema):
     finish_reason: str | None
     metadata: dict[str, Any]
     sequence_number: int
+    parent_id: str | None
+    sibling_ids: list[str]
+    run_id: str | None
     client_id: str | None
     created_by: int | None
     created_at: str | None
@@ -120,6 +124,23 @@ class MessageSendIn(Input):
 class ReplyOut(Schema):
     user_message: MessageOut
     assistant_message: MessageOut | None
+
+
+class AssistantReplyOut(Schema):
+    assistant_message: MessageOut | None
+
+
+class RegenerateIn(Input):
+    model: Text | None = Field(None, max_length=100, description="reserved for model choice")
+
+
+class EditIn(Input):
+    content: Text
+    client_id: Text | None = Field(None, min_length=1, max_length=100)
+
+
+class SwitchIn(Input):
+    message_id: Text = Field(..., max_length=100)
 
 
 class ForkIn(Input):
@@ -186,6 +207,9 @@ class MessageListParams(Schema):
     before: int | None = Field(None, ge=0, le=2**31 - 1, description="sequence number")
     limit: int = Field(50, ge=1, le=200)
     cursor: Text | None = Field(None, max_length=20, description="next_cursor of a page")
+    branch: Literal["current", "all"] = Field(
+        "current", description="the current branch, or every message in creation order"
+    )
 
 
 class SearchParams(Schema):

@@ -28,13 +28,17 @@ class Coalescer:
     the order in which the agent produced things.
     """
 
-    def __init__(self, *, run_id: str, reply_to: str, post: Post, token: TokenBuilder) -> None:
+    def __init__(
+        self, *, run_id: str, reply_to: str, post: Post, token: TokenBuilder, prefix: str = ""
+    ) -> None:
         self.run_id = run_id
         self.reply_to = reply_to
         self._post = post
         self._token = token
-        self.text = ""  # everything posted so far
-        self.text_bytes = 0  # its UTF-8 length
+        # Everything posted so far; a continue starts with the cut-off reply's text, so
+        # its first chunk's index is that text's length.
+        self.text = prefix
+        self.text_bytes = len(prefix.encode())  # its UTF-8 length
         self.chunks = 0
         self._buffer: list[str] = []
         self._in_flight = 0  # chunks posted whose send has not finished

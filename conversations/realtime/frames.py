@@ -37,11 +37,53 @@ class PingFrame(Input):
     type: Literal["ping"]
 
 
+MessageId = Annotated[Text, Field(min_length=1, max_length=100)]
+
+
+class MessageRegenerateFrame(Input):
+    type: Literal["message.regenerate"]
+    message_id: MessageId
+
+
+class MessageEditFrame(Input):
+    type: Literal["message.edit"]
+    message_id: MessageId
+    content: Text
+    client_id: Text | None = Field(None, min_length=1, max_length=100)
+
+
+class MessageContinueFrame(Input):
+    type: Literal["message.continue"]
+    message_id: MessageId
+
+
+class BranchSwitchFrame(Input):
+    type: Literal["branch.switch"]
+    message_id: MessageId
+
+
 ClientFrame = Annotated[
-    MessageSendFrame | GenerationStopFrame | SyncFrame | PingFrame, Field(discriminator="type")
+    MessageSendFrame
+    | GenerationStopFrame
+    | SyncFrame
+    | PingFrame
+    | MessageRegenerateFrame
+    | MessageEditFrame
+    | MessageContinueFrame
+    | BranchSwitchFrame,
+    Field(discriminator="type"),
 ]
 CLIENT_FRAME = TypeAdapter(ClientFrame)
-CLIENT_FRAME_TYPES = ("message.send", "generation.stop", "sync", "ping")
+CLIENT_FRAME_TYPES = (
+    "message.send",
+    "generation.stop",
+    "sync",
+    "ping",
+    "message.regenerate",
+    "message.edit",
+    "message.continue",
+    "branch.switch",
+)
 
 
 # --- server → client -----------------------------------------------------------
@@ -54,6 +96,8 @@ class GenerationStartedFrame(TypedDict):
     type: Literal["generation.started"]
     run_id: str
     reply_to: str
+    continues: NotRequired[str]  # a continue: the cut-off reply whose text comes first
+    text_offset: NotRequired[int]  # …and its length, the first token's index
 
 
 class ThinkingFrame(TypedDict):
@@ -115,6 +159,7 @@ class SyncStateFrame(TypedDict):
     type: Literal["sync.state"]
     messages: list[dict[str, Any]]
     generation: Generation | None
+    current_message_id: str | None
 
 
 class ErrorFrame(TypedDict):

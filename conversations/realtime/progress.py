@@ -69,10 +69,11 @@ async def _write(conversation_id: Any, run_id: str, reply_to: str, text: str) ->
         await pipe.execute()
 
 
-async def astart(*, conversation_id: Any, run_id: Any, reply_to: Any) -> None:
-    """Record that `run_id` is replying to message `reply_to`, with no text yet."""
+async def astart(*, conversation_id: Any, run_id: Any, reply_to: Any, text: str = "") -> None:
+    """Record that `run_id` is replying to message `reply_to`, with `text` so far (a
+    continue starts with the cut-off reply's text)."""
     try:
-        await _write(conversation_id, str(run_id), str(reply_to), "")
+        await _write(conversation_id, str(run_id), str(reply_to), text)
     except RedisError as exc:
         logger.warning("reply progress of %s not recorded: %s", run_id, exc)
 

@@ -47,7 +47,7 @@ _access = db_async(access_conversation, close_serial=False)
 _claim = db_async(store.claim_reply, close_serial=False)
 _finish = db_async(store.finish_run)
 _running_run = db_async(store.running_run)
-_load_sync = db_async(store.load_sync)
+_conversation_of = db_async(store.conversation_of_message, close_serial=False)
 
 
 @dataclass(frozen=True)
@@ -102,20 +102,34 @@ def clean_client_id(client_id: Any) -> str | None:
 async def start_reply(
     *,
     user: Any,
-    conversation_id: Any,
-    content: Any,
+    conversation_id: Any = None,
+    content: Any = None,
     client_id: Any = None,
+    kind: store.Kind = "send",
+    message_id: Any = None,
     on_error: ErrorCallback | None = None,
 ) -> StartedReply:
-    """Store the user's message (once per client_id) and start the reply to it.
+    """Start a reply: to a new message (send), or a new version of an earlier one.
 
-    Raises NotFound, Invalid, TooLarge, RateLimited, or Conflict(code="busy") when a
-    reply is already running in the conversation; none of them stores anything.
-    `on_error` hears `llm_unavailable` if the model fails.
+    - send: store `content` as the user's message (once per client_id) and answer it;
+    - regenerate: answer the user message `message_id` answers (or is) again;
+    - edit: store `content` beside the user message `message_id` and answer it;
+    - continue: go on from the cut-off reply `message_id`, as a new version of it.
+
+    Without `conversation_id` the conversation is the message's. Raises NotFound,
+    Invalid, TooLarge, RateLimited, or Conflict(code="busy") when a reply is already
+    running in the conversation; none of them stores anything. `on_error` hears
+    `llm_unavailable` if the model fails.
     """
-    content = clean_content(content)
-    client_id = clean_client_id(client_id)
+    if kind in ("send", "edit"):
+        content = clean_content(content)
+        client_id = clean_client_id(client_id)
+    else:
+        content = client_id = None
+    ask = store.Ask(kind=kind, content=content, client_id=client_id, message_id=message_id)
     await acheck_rate(user_id=user.pk)
+    if conversation_id is None:
+        conversation_id = await _conversation_of(user=user, message_id=message_id)
     hub = get_hub()
     ensure_watchdog(hub)
 
@@ -123,8 +137,7 @@ async def start_reply(
         return await _claim(
             user=user,
             conversation_id=conversation_id,
-            content=content,
-            client_id=client_id,
+            ask=ask,
             run_id=uuid.uuid4(),
             owner=PROCESS_ID,
         )
@@ -189,6 +202,7 @@ class ReplyRunner:
         self.hub = hub
         self.conversation = claimed.conversation
         self.question = claimed.user_message
+        self.claimed = claimed
         self.run_id: uuid.UUID = claimed.run.pk
         self.key = str(self.conversation.pk)
         self.on_error = on_error
@@ -198,6 +212,7 @@ class ReplyRunner:
             reply_to=str(self.question.pk),
             post=self._post,
             token=events.token,
+            prefix=claimed.continues.content if claimed.continues is not None else "",
         )
         self.handle = RunHandle(
             self.key, self.run_id, self.done, self.cancel, lambda: self.coalescer.text
@@ -217,7 +232,8 @@ class ReplyRunner:
     def begin(self) -> None:
         """Announce the user's message, register the run and start its task (no await:
         from the claim on, a stop or a delete in this process always finds the run)."""
-        events.publish(events.message_created(self.question), conversation_id=self.key)
+        if self.claimed.continues is None and self.claimed.user_message.run_id == self.run_id:
+            events.publish(events.message_created(self.question), conversation_id=self.key)
         events.publish(
             events.conversation_updated(self.conversation),
             conversation_id=self.key,
@@ -251,14 +267,23 @@ class ReplyRunner:
             if self.why is not None:  # cancelled before it began
                 raise asyncio.CancelledError
             await progress.astart(
-                conversation_id=self.key, run_id=self.run_id, reply_to=self.question.pk
+                conversation_id=self.key,
+                run_id=self.run_id,
+                reply_to=self.question.pk,
+                text=self.coalescer.text,
             )
             await self.hub.watch(self.key)
             self.coalescer.post(
-                events.generation_started(run_id=self.run_id, reply_to=self.question.pk)
+                events.generation_started(
+                    run_id=self.run_id, reply_to=self.question.pk, continues=self.claimed.continues
+                )
             )
             self.turn = await agent_service.astart_turn(
-                conversation=self.conversation, user_message=self.question, reply_id=self.run_id
+                conversation=self.conversation,
+                user_message=self.question,
+                reply_id=self.run_id,
+                resume_after=self.claimed.resume_after,
+                continues=self.claimed.continues,
             )
             if self.deleted:
                 self.turn.discard()

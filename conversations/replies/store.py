@@ -10,17 +10,22 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from django.db import transaction
 from django.utils import timezone
 
 from agent.tokens import estimate_tokens
-from core.errors import Conflict, NotFound
+from core.errors import Conflict, Invalid, NotFound
+from core.ids import parse_uuid
 
-from .. import services
+from .. import branches, services
 from ..models import Conversation, Message, ReplyRun
-from ..selectors import access_conversation
+from ..selectors import access_conversation, get_message_for_user
+
+Kind = Literal["send", "regenerate", "edit", "continue"]
+# Replies that stopped before their end: the ones a user may continue.
+CUT_OFF = {"max_tokens", "stopped", "error", "interrupted"}
 
 SYNC_MAX_MESSAGES = 10_000
 
@@ -34,12 +39,26 @@ class Busy(Conflict):
 
 
 @dataclass(frozen=True)
+class Ask:
+    """What the user asked for: a new message, or a new version of an earlier one."""
+
+    kind: Kind = "send"
+    content: str | None = None  # send, edit
+    client_id: str | None = None  # send, edit
+    message_id: Any = None  # regenerate, edit, continue: the message acted on
+
+
+@dataclass(frozen=True)
 class Claim:
     conversation: Conversation  # annotated with owner_has_documents
-    user_message: Message
+    user_message: Message  # the message the reply answers (new for send and edit)
     created: bool  # False: the client_id was seen before and nothing was stored
     run: ReplyRun | None  # the run answering the message (None: an imported message)
     reply: Message | None  # that run's stored reply, once it is stored
+    # The agent's memory for the turn is the branch down to this message (None: empty);
+    # for a continue it is the cut-off reply itself.
+    resume_after: Message | None = None
+    continues: Message | None = None  # the cut-off reply a continue goes on from
 
 
 @dataclass(frozen=True)
@@ -60,6 +79,12 @@ class Reply:
     model: str = ""
     tokens_used: int | None = None
     metadata: dict[str, Any] | None = None
+    checkpoint_id: str = ""  # the agent's thread right after this reply
+
+
+def conversation_of_message(*, user: Any, message_id: Any) -> Any:
+    """Return the id of the conversation holding the user's message, or raise NotFound."""
+    return get_message_for_user(user=user, message_id=message_id).conversation_id
 
 
 @transaction.atomic
@@ -67,28 +92,30 @@ def claim_reply(
     *,
     user: Any,
     conversation_id: Any,
-    content: str,
-    client_id: str | None,
+    ask: Ask,
     run_id: uuid.UUID,
     owner: str,
 ) -> Claim:
-    """Store the user's message and start run `run_id` answering it, in one transaction.
+    """Store what `ask` adds (a user message for send and edit) and start run `run_id`.
 
-    Raises NotFound for a conversation that is missing or someone else's. A repeated
-    `client_id` stores nothing and claims nothing; a run already running raises Busy
-    and stores nothing.
+    All in one transaction, under the conversation's row lock. Raises NotFound for a
+    conversation or message that is missing or someone else's; Invalid for a message the
+    ask does not apply to. A repeated `client_id` stores nothing and claims nothing; a
+    run already running raises Busy and stores nothing.
     """
     conversation = access_conversation(
         user=user, conversation_id=conversation_id, lock=True, with_documents=True
     )
-    if client_id:
-        existing = conversation.messages.filter(client_id=client_id).first()
+    if ask.client_id:
+        existing = conversation.messages.filter(client_id=ask.client_id).first()
         if existing is not None:
             run = ReplyRun.objects.filter(reply_to=existing).order_by("-started_at").first()
             reply = None
             if run is not None and run.status == ReplyRun.Status.FINISHED:
                 reply = Message.objects.filter(pk=run.pk).first()
-            return Claim(conversation, existing, False, run, reply)
+                reply = with_sibling_ids(reply) if reply is not None else None
+            return Claim(conversation, with_sibling_ids(existing), False, run, reply)
+    target = _target(conversation, ask)
     # Asked after the lock, in its own statement: it sees a run committed while we waited
     # (a subquery of the locking statement would see the snapshot from before the wait).
     running = ReplyRun.objects.filter(
@@ -96,23 +123,67 @@ def claim_reply(
     ).first()
     if running is not None:
         raise Busy(running)
-    message = services.insert_message(
-        conversation,
-        role=Message.Role.USER,
-        content=content,
-        created_by=user,
-        tokens_used=estimate_tokens(content),
-        client_id=client_id,
-        run_id=run_id,
-    )
+    continues = target if ask.kind == "continue" else None
+    if ask.kind in ("send", "edit"):
+        question = services.insert_message(
+            conversation,
+            role=Message.Role.USER,
+            content=ask.content or "",
+            created_by=user,
+            tokens_used=estimate_tokens(ask.content or ""),
+            client_id=ask.client_id,
+            run_id=run_id,
+            parent="current" if target is None else target.parent_id,
+        )
+    else:
+        assert target is not None
+        question = target if target.role == Message.Role.USER else target.parent
+        # The branch being answered is shown while the new version streams.
+        conversation.current_message = question
+        conversation.save(update_fields=["current_message", "updated_at"])
     run = ReplyRun.objects.create(
         id=run_id,
         conversation=conversation,
-        reply_to=message,
+        reply_to=question,
         owner=owner,
         heartbeat_at=timezone.now(),
     )
-    return Claim(conversation, message, True, run, None)
+    resume_after = continues or (question.parent if question.parent_id else None)
+    return Claim(conversation, with_sibling_ids(question), True, run, None, resume_after, continues)
+
+
+def _target(conversation: Conversation, ask: Ask) -> Message | None:
+    """Return the message `ask` acts on (None for a send); check that the ask applies."""
+    if ask.kind == "send":
+        return None
+    target = (
+        conversation.messages.select_related("parent").filter(pk=ask.message_id).first()
+        if parse_uuid(ask.message_id)
+        else None
+    )
+    if target is None:
+        raise NotFound("Message not found.")
+    question = target if target.role == Message.Role.USER else target.parent
+    if ask.kind == "edit" and target.role != Message.Role.USER:
+        raise Invalid("Only your own messages can be edited.")
+    if ask.kind == "continue" and (
+        target.role != Message.Role.ASSISTANT
+        or target.finish_reason not in CUT_OFF
+        or not target.content
+    ):
+        raise Invalid("Only a reply that was cut short can be continued.")
+    if question is None or question.role != Message.Role.USER:
+        raise Invalid("That message answers no message of yours.")
+    return target
+
+
+def with_sibling_ids(message: Message) -> Message:
+    """Give one message its `sibling_ids` (message JSON carries them)."""
+    siblings = Message.objects.filter(
+        conversation_id=message.conversation_id, parent_id=message.parent_id
+    ).order_by("sequence_number")
+    message.sibling_ids = [str(pk) for pk in siblings.values_list("pk", flat=True)]
+    return message
 
 
 def beat(*, run_ids: list[Any]) -> set[uuid.UUID]:
@@ -132,10 +203,15 @@ def _end(run_id: Any, **conditions: Any) -> bool:
     return bool(rows.update(status=ReplyRun.Status.FINISHED, finished_at=timezone.now()))
 
 
-def _store(conversation: Conversation, run_id: Any, reply: Reply) -> Message:
-    """Store a run's reply (its id is the run's); the caller holds the conversation's lock."""
+def _store(
+    conversation: Conversation, run_id: Any, reply: Reply, question: Message | None
+) -> Message:
+    """Store a run's reply (its id is the run's) under its question; the caller holds the
+    conversation's lock. It becomes the current message unless the user has switched
+    branches since the question."""
     tokens = reply.tokens_used
-    return services.insert_message(
+    question_id = question.pk if question is not None else None
+    message = services.insert_message(
         conversation,
         role=Message.Role.ASSISTANT,
         content=reply.content,
@@ -146,7 +222,11 @@ def _store(conversation: Conversation, run_id: Any, reply: Reply) -> Message:
         metadata=dict(reply.metadata or {}),
         message_id=run_id,
         run_id=run_id,
+        parent=question_id,
+        checkpoint_id=reply.checkpoint_id,
+        make_current=conversation.current_message_id in (question_id, None),
     )
+    return with_sibling_ids(message)
 
 
 @transaction.atomic
@@ -164,8 +244,10 @@ def finish_run(
         return None
     if not _end(run_id):
         message = Message.objects.filter(pk=run_id).first()
-        return Finished(conversation, message, question, False) if message else None
-    return Finished(conversation, _store(conversation, run_id, reply), question)
+        if message is None:
+            return None
+        return Finished(conversation, with_sibling_ids(message), question, False)
+    return Finished(conversation, _store(conversation, run_id, reply, question), question)
 
 
 @transaction.atomic
@@ -179,7 +261,7 @@ def finish_stale_run(*, run: ReplyRun, stale_before: datetime, content: str) -> 
         return None
     reply = Reply(content=content, finish_reason=Message.FinishReason.INTERRUPTED, parts=[])
     question = Message.objects.filter(pk=run.reply_to_id).first()
-    return Finished(conversation, _store(conversation, run.pk, reply), question)
+    return Finished(conversation, _store(conversation, run.pk, reply, question), question)
 
 
 def stale_runs(*, stale_before: datetime, limit: int = 50) -> list[uuid.UUID]:
@@ -197,12 +279,20 @@ def running_run(*, conversation_id: Any) -> ReplyRun | None:
 
 def load_sync(
     *, conversation_id: Any, after: int, run_id: str | None
-) -> tuple[list[Message], bool]:
-    """Return the messages after `after` and whether reply `run_id` is already stored."""
+) -> tuple[list[Message], bool, Any]:
+    """Return the messages after `after` (every branch, with their siblings), whether reply
+    `run_id` is already stored, and the current branch's leaf."""
     messages = list(
         Message.objects.filter(conversation_id=conversation_id, sequence_number__gt=after).order_by(
             "sequence_number"
         )[:SYNC_MAX_MESSAGES]
     )
+    if messages:
+        branches.with_siblings(messages)
     stored = bool(run_id) and Message.objects.filter(pk=run_id).exists()
-    return messages, stored
+    current = (
+        Conversation.objects.filter(pk=conversation_id)
+        .values_list("current_message_id", flat=True)
+        .first()
+    )
+    return messages, stored, current

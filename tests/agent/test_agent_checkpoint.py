@@ -1,10 +1,12 @@
-"""Checkpointers: the thread survives restarts (TC-CB-009); copy, delete, remove."""
+"""Checkpointers: the thread survives restarts (TC-CB-009); copy, delete, branch points."""
 
 from __future__ import annotations
 
 import pytest
 
 from agent.checkpoint import (
+    EMPTY_CHECKPOINT_ID,
+    branch_point,
     close_checkpointer,
     close_checkpointers,
     copy_thread,
@@ -12,7 +14,6 @@ from agent.checkpoint import (
     get_checkpointer,
     open_checkpointer,
     read_thread,
-    remove_message,
 )
 from tests.agent.helpers import new_id, run_one
 
@@ -109,11 +110,35 @@ async def test_delete_thread_forgets_everything(saver, online_config):
     assert await read_thread(saver, thread) is None
 
 
-async def test_remove_message_takes_it_out_of_memory(saver, online_config, fake_openai):
-    thread, secret_id = new_id(), new_id()
+async def test_a_turn_from_a_branch_point_knows_nothing_said_after_it(
+    saver, online_config, fake_openai
+):
+    thread, first_id, secret_id = new_id(), new_id(), new_id()
+    await run_one(online_config, saver, thread, "My dog is Bori.", user_message_id=first_id)
     await run_one(online_config, saver, thread, "My password is hunter2", user_message_id=secret_id)
-    assert await remove_message(saver, thread, secret_id) is True
-    assert secret_id not in (await read_thread(saver, thread))["message_ids"]
-    assert await remove_message(saver, thread, secret_id) is False
-    await run_one(online_config, saver, thread, "What is my password?")
-    assert "hunter2" not in " ".join(users_seen(fake_openai))
+    base = await branch_point(saver, thread, first_id)
+    await run_one(online_config, saver, thread, "What do you know?", base_checkpoint_id=base)
+    assert users_seen(fake_openai) == ["My dog is Bori.", "What do you know?"]
+    # The branch is kept: the other one goes on with everything it was told.
+    await run_one(online_config, saver, thread, "And now?", base_checkpoint_id=None)
+    assert users_seen(fake_openai) == ["My dog is Bori.", "What do you know?", "And now?"]
+
+
+async def test_a_turn_from_the_empty_checkpoint_starts_a_new_root(
+    saver, online_config, fake_openai
+):
+    thread = new_id()
+    await run_one(online_config, saver, thread, "My dog is Bori.")
+    result = await run_one(
+        online_config, saver, thread, "Who am I?", base_checkpoint_id=EMPTY_CHECKPOINT_ID
+    )
+    assert users_seen(fake_openai) == ["Who am I?"]
+    memory = await read_thread(saver, thread, result.finished["checkpoint_id"])
+    assert [m["content"] for m in memory["messages"]][0] == "Who am I?"
+
+
+async def test_a_branch_point_of_an_unknown_message_raises(saver, online_config):
+    thread = new_id()
+    await run_one(online_config, saver, thread, "hello")
+    with pytest.raises(LookupError):
+        await branch_point(saver, thread, "nope")

@@ -66,13 +66,10 @@ def bob_api(bob) -> ApiClient:
 @pytest.fixture
 def fake_agent(monkeypatch) -> dict[str, list[Any]]:
     """Stand in for the agent's memory operations; record what was asked of them."""
-    calls: dict[str, list[Any]] = {"copy": [], "remove": [], "summarize": [], "delete": []}
+    calls: dict[str, list[Any]] = {"copy": [], "summarize": [], "delete": []}
 
-    async def copy(*, source_id, target_id, up_to_message_id):
-        calls["copy"].append((str(source_id), str(target_id), str(up_to_message_id)))
-
-    async def remove(*, conversation_id, message_id):
-        calls["remove"].append((str(conversation_id), str(message_id)))
+    async def copy(*, source_id, target_id, up_to):
+        calls["copy"].append((str(source_id), str(target_id), str(up_to.pk)))
 
     async def summarize(*, messages, max_words=None):
         calls["summarize"].append(([m.content for m in messages], max_words))
@@ -82,7 +79,6 @@ def fake_agent(monkeypatch) -> dict[str, list[Any]]:
         calls["delete"].append(str(conversation_id))
 
     monkeypatch.setattr(agent_service, "acopy_agent_thread", copy)
-    monkeypatch.setattr(agent_service, "aremove_agent_message", remove)
     monkeypatch.setattr(agent_service, "asummarize_for_conversation", summarize)
     monkeypatch.setattr(agent_service, "delete_agent_thread", delete)
     return calls

@@ -62,45 +62,43 @@ def test_reported_message_is_flagged_for_the_admin(api, alice, admin_client):
     assert Message in site._registry
 
 
-def test_delete_message_leaves_a_gap_and_keeps_counters_true(api, alice, fake_agent):
+def test_delete_message_takes_its_subtree_leaves_a_gap_and_keeps_counters_true(
+    api, alice, fake_agent
+):
     conversation = make_conversation(alice, contents=["u1", "a2", "u3", "a4", "u5", "a6"])
     fourth = conversation.messages.get(sequence_number=4)
     response = api.delete(f"/messages/{fourth.id}")
     assert response.status_code == 204
-    assert fake_agent["remove"] == [(str(conversation.id), str(fourth.id))]
     conversation.refresh_from_db()
     rows = list(conversation.messages.order_by("sequence_number"))
-    # Nothing is renumbered: a cursor a client holds (`after=4`) keeps its meaning.
-    assert [(m.sequence_number, m.content) for m in rows] == [
-        (1, "u1"),
-        (2, "a2"),
-        (3, "u3"),
-        (5, "u5"),
-        (6, "a6"),
-    ]
-    assert conversation.message_count == 5
+    # Everything under it went with it; nothing is renumbered, so a cursor a client
+    # holds (`after=4`) keeps its meaning.
+    assert [(m.sequence_number, m.content) for m in rows] == [(1, "u1"), (2, "a2"), (3, "u3")]
+    assert conversation.message_count == 3
     assert conversation.total_tokens_used == sum(m.tokens_used for m in rows)
     assert conversation.last_message_at == rows[-1].created_at
-    # The last one too: last_message_at moves back.
+    # The current branch moved to the nearest remaining leaf.
+    assert conversation.current_message_id == rows[-1].id
     api.delete(f"/messages/{rows[-1].id}")
     conversation.refresh_from_db()
-    assert conversation.message_count == 4
+    assert conversation.message_count == 2
     assert conversation.last_message_at == rows[-2].created_at
     # A number once handed out is never handed out again, not even the deleted last one.
     added = seed.add_message(conversation_id=conversation.id, role="user", content="n")
     assert added.sequence_number == 7
+    assert added.parent_id == rows[-2].id
 
 
-def test_delete_message_the_agent_cannot_forget_changes_nothing(api, alice, monkeypatch):
-    async def broken(**kwargs):
-        raise RuntimeError("checkpointer down")
-
-    monkeypatch.setattr(agent_service, "aremove_agent_message", broken)
+def test_deleting_a_message_keeps_its_siblings(api, alice, fake_agent):
     conversation = make_conversation(alice, contents=["u1", "a2"])
-    first = conversation.messages.first()
-    response = api.delete(f"/messages/{first.id}")
-    assert response.status_code == 409
-    assert conversation.messages.count() == 2
+    question, first = list(conversation.messages.order_by("sequence_number"))
+    second = seed.add_message(
+        conversation_id=conversation.id, role="assistant", content="a2 again", parent=question
+    )
+    assert api.delete(f"/messages/{second.id}").status_code == 204
+    conversation.refresh_from_db()
+    assert list(conversation.messages.values_list("content", flat=True)) == ["u1", "a2"]
+    assert conversation.current_message_id == first.id
 
 
 def test_unknown_message_is_404(api, fake_agent):

@@ -1,4 +1,5 @@
-"""Migration 0003 on existing data: counters from the data, running replies as runs."""
+"""Migrations on existing data: 0003 (counters from the data, running replies as runs) and
+0004 (each conversation one branch)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,11 @@ def _migrate(targets):
     executor.loader.build_graph()
     executor.migrate(targets)
     return executor.loader.project_state(targets).apps
+
+
+def _latest():
+    executor = MigrationExecutor(connection)
+    return executor.loader.graph.leaf_nodes()
 
 
 def test_reply_runs_migration_keeps_numbers_and_turns_slots_into_runs(alice):
@@ -66,4 +72,28 @@ def test_reply_runs_migration_keeps_numbers_and_turns_slots_into_runs(alice):
         assert runs[dead_run].status == "running" and runs[dead_run].reply_to.content == "q"
         assert runs[stored_run].status == "finished"
     finally:
-        _migrate(AFTER)
+        _migrate(_latest())
+
+
+def test_branches_migration_makes_each_conversation_one_branch(alice):
+    try:
+        apps = _migrate(AFTER)
+        Conversation = apps.get_model("conversations", "Conversation")
+        Message = apps.get_model("conversations", "Message")
+        empty = Conversation.objects.create(created_by_id=alice.pk, title="empty")
+        gappy = Conversation.objects.create(created_by_id=alice.pk, title="gappy")
+        ids = [
+            Message.objects.create(
+                conversation=gappy, role="user", content=str(seq), sequence_number=seq
+            ).pk
+            for seq in (1, 2, 5)
+        ]
+        apps = _migrate([("conversations", "0004_branches")])
+        Conversation = apps.get_model("conversations", "Conversation")
+        Message = apps.get_model("conversations", "Message")
+        parents = dict(Message.objects.values_list("pk", "parent_id"))
+        assert parents == {ids[0]: None, ids[1]: ids[0], ids[2]: ids[1]}
+        assert Conversation.objects.get(pk=gappy.pk).current_message_id == ids[2]
+        assert Conversation.objects.get(pk=empty.pk).current_message_id is None
+    finally:
+        _migrate(_latest())

@@ -101,7 +101,8 @@ async def test_a_dead_processs_reply_is_stored_as_interrupted(alice):
     run = await ReplyRun.objects.aget(pk=run_id)
     assert run.status == "finished" and run.finished_at is not None
     # The dead process saved no checkpoint; the agent still remembers the exchange.
-    memory = await agent_service.aread_agent_memory(conversation.pk)
+    await conversation.arefresh_from_db()
+    memory = await agent_service.aread_agent_memory(conversation)
     assert [(m["role"], m["content"]) for m in memory["messages"]] == [
         ("user", "hi"),
         ("assistant", "half a rep"),

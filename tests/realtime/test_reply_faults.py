@@ -197,7 +197,9 @@ def _delete_in_threads(user, ids: list) -> list:
 def test_two_deletes_of_one_message_are_one_204_and_one_404(alice, require_postgres):
     conversation = services.create_conversation(user=alice)
     message = seed.add_message(conversation_id=conversation.id, role="user", content="x")
-    seed.add_message(conversation_id=conversation.id, role="user", content="y", tokens_used=3)
+    seed.add_message(
+        conversation_id=conversation.id, role="user", content="y", tokens_used=3, parent=None
+    )
     outcomes = _delete_in_threads(alice, [message.id, message.id])
     assert sorted(map(str, outcomes)) == ["deleted", "not found"]
     conversation.refresh_from_db()
@@ -207,8 +209,13 @@ def test_two_deletes_of_one_message_are_one_204_and_one_404(alice, require_postg
 def test_concurrent_deletes_of_different_messages_leave_true_counters(alice, require_postgres):
     conversation = services.create_conversation(user=alice)
     rows = [
+        # Six roots (siblings), so a delete takes one message and nothing under it.
         seed.add_message(
-            conversation_id=conversation.id, role="user", content=f"m{n}", tokens_used=n + 1
+            conversation_id=conversation.id,
+            role="user",
+            content=f"m{n}",
+            tokens_used=n + 1,
+            parent=None,
         )
         for n in range(6)
     ]

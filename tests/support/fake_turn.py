@@ -39,6 +39,7 @@ class FakeTurn:
             "usage": usage,
             "context": {"message_ids": []},
             "error": "ConnectionError: model server down" if reason == "error" else None,
+            "checkpoint_id": "",
         }
 
     async def events(self, on_token=None):
@@ -77,7 +78,15 @@ class FakeAgent:
     turns: list[FakeTurn] = field(default_factory=list)
     reply: Any = None  # optional: user text → the reply's tokens
 
-    async def __call__(self, *, conversation: Any, user_message: Any, reply_id: Any) -> FakeTurn:
+    async def __call__(
+        self,
+        *,
+        conversation: Any,
+        user_message: Any,
+        reply_id: Any,
+        resume_after: Any = None,
+        continues: Any = None,
+    ) -> FakeTurn:
         self.calls.append(user_message.content)
         tokens = self.reply(user_message.content) if self.reply else self.tokens
         turn = FakeTurn(
