@@ -134,7 +134,7 @@ async def test_a_turn_from_the_empty_checkpoint_starts_a_new_root(
     )
     assert users_seen(fake_openai) == ["Who am I?"]
     memory = await read_thread(saver, thread, result.finished["checkpoint_id"])
-    assert [m["content"] for m in memory["messages"]][0] == "Who am I?"
+    assert memory["messages"][0]["content"] == "Who am I?"
 
 
 async def test_a_branch_point_of_an_unknown_message_raises(saver, online_config):
