@@ -157,6 +157,22 @@ def switch_branch(*, user: Any, message_id: Any, conversation_id: Any = None) ->
     return conversation
 
 
+def show_message(*, user: Any, message_id: Any, conversation_id: Any) -> Conversation:
+    """Switch to the branch holding `message_id` unless the current branch holds it.
+
+    Raises NotFound for a message that is missing, someone else's or in another
+    conversation.
+    """
+    message = get_message_for_user(user=user, message_id=message_id)
+    if str(message.conversation_id) != str(conversation_id):
+        raise NotFound("Message not found.")
+    conversation = message.conversation
+    tree = Tree.of(conversation.pk)
+    if message.pk in tree.path_to(current_leaf(conversation, tree)):
+        return conversation
+    return switch_branch(user=user, message_id=message.pk, conversation_id=conversation_id)
+
+
 def leaf_after_delete(
     conversation: Conversation, tree: Tree, doomed: set[uuid.UUID]
 ) -> uuid.UUID | None:

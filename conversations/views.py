@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from datetime import date, datetime, time
 from typing import Any, Literal
 
@@ -22,7 +23,7 @@ from pydantic import ValidationError
 from core.errors import NotFound, ServiceError
 from core.schemas import Text
 
-from . import exports, search, selectors, services
+from . import branches, exports, search, selectors, services
 from .api.conversations import export_response
 from .api.schemas import ConversationCreateIn, ProjectId, Status
 from .models import Conversation
@@ -163,20 +164,31 @@ def create(request: HttpRequest) -> HttpResponse:
 
 
 def _messages_for_page(conversation: Conversation, at: str) -> list:
-    """Return the newest page, or from just before message `at` when it is older."""
-    newest = selectors.list_messages(conversation=conversation, limit=PAGE_SIZE, newest=True)
+    """Return the current branch's newest page, or from a little before message number
+    `at` when it is older."""
+    newest = branches.list_messages(conversation=conversation, limit=PAGE_SIZE, newest=True)
     if not at.isdigit() or not newest or int(at) >= newest[0].sequence_number:
         return newest
-    return selectors.list_messages(
-        conversation=conversation,
-        after=max(0, int(at) - JUMP_CONTEXT - 1),
-        limit=JUMP_MAX_MESSAGES,
+    page = branches.list_messages(
+        conversation=conversation, before=int(at) + 1, limit=JUMP_CONTEXT + 1, newest=True
     )
+    after = page[0].sequence_number - 1 if page else 0
+    return branches.list_messages(conversation=conversation, after=after, limit=JUMP_MAX_MESSAGES)
+
+
+def _has_older(message_list: list) -> bool:
+    return bool(message_list) and message_list[0].parent_id is not None
 
 
 @require_GET
 def detail(request: HttpRequest, conversation_id: Any) -> HttpResponse:
     conversation = _conversation_or_404(request, conversation_id)
+    shown = request.GET.get("m", "")
+    if shown:  # a search hit: open the branch that holds it
+        with contextlib.suppress(NotFound):  # not this conversation's: show it as it is
+            conversation = branches.show_message(
+                user=request.user, message_id=shown, conversation_id=conversation.pk
+            )
     message_list = _messages_for_page(conversation, request.GET.get("at", ""))
     forks = list(conversation.forks.order_by("created_at").only("id", "title"))
     return render(
@@ -185,7 +197,7 @@ def detail(request: HttpRequest, conversation_id: Any) -> HttpResponse:
         {
             "conversation": conversation,
             "message_list": message_list,
-            "has_older": bool(message_list) and message_list[0].sequence_number > 1,
+            "has_older": _has_older(message_list),
             "forks": forks,
             **_sidebar(request),
             "message_max_chars": settings.MESSAGE_MAX_CHARS,
@@ -202,21 +214,27 @@ def message_fragment(request: HttpRequest, conversation_id: Any, message_id: Any
         raise Http404(exc.message) from None
     if message.conversation_id != conversation.id:
         raise Http404("Message not found.")
-    return render(request, "conversations/_message.html", {"m": message})
+    return render(
+        request, "conversations/_message.html", {"m": branches.with_siblings([message])[0]}
+    )
 
 
 @require_GET
 def older_messages_fragment(request: HttpRequest, conversation_id: Any) -> HttpResponse:
     conversation = _conversation_or_404(request, conversation_id)
     before = request.GET.get("before", "")
-    if not before.isdigit():
+    if before and (not before.isdigit() or int(before) > 2**31 - 1):
         return HttpResponseBadRequest("Give `before` as a sequence number.")
-    message_list = selectors.list_messages(
-        conversation=conversation, before=int(before), limit=PAGE_SIZE, newest=True
+    # Without `before`: the current branch's newest page (the page shows another branch).
+    message_list = branches.list_messages(
+        conversation=conversation,
+        before=int(before) if before else None,
+        limit=PAGE_SIZE,
+        newest=True,
     )
     response = render(request, "conversations/_messages.html", {"message_list": message_list})
-    has_older = bool(message_list) and message_list[0].sequence_number > 1
-    response["X-Has-Older"] = "1" if has_older else "0"
+    response["X-Has-Older"] = "1" if _has_older(message_list) else "0"
+    response["X-Current-Message"] = str(conversation.current_message_id or "")
     return response
 
 

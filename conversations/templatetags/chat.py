@@ -75,6 +75,22 @@ def part_text(part: dict[str, Any]) -> str:
 
 
 @register.filter
+def versions(message: Any) -> dict[str, Any] | None:
+    """Return where a message stands among its siblings ({n, count, previous, next}), or
+    None when it has none (`sibling_ids` come from branches.with_siblings)."""
+    siblings = getattr(message, "sibling_ids", None) or []
+    if len(siblings) < 2 or str(message.pk) not in siblings:
+        return None
+    at = siblings.index(str(message.pk))
+    return {
+        "n": at + 1,
+        "count": len(siblings),
+        "previous": siblings[at - 1] if at > 0 else None,
+        "next": siblings[at + 1] if at + 1 < len(siblings) else None,
+    }
+
+
+@register.filter
 def number(value: Any) -> str:
     """Format a number the way the current language groups digits."""
     from django.utils.formats import number_format

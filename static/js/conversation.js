@@ -26,6 +26,21 @@ function messageItems() {
   return [...list.querySelectorAll(":scope > li.message[data-seq]")];
 }
 
+// The stored text of each message the page has shown (a continue starts from it).
+const texts = new Map();
+
+function remember(scope) {
+  for (const li of scope.querySelectorAll("li.message[data-id]")) {
+    if (li.dataset.raw !== undefined) texts.set(li.dataset.id, li.dataset.raw);
+  }
+}
+
+// The newest message shown: the leaf of the branch on the page.
+function shownLeaf() {
+  const items = messageItems().filter((li) => li !== streaming);
+  return items.length ? items[items.length - 1].dataset.id : null;
+}
+
 function maxSeq() {
   return messageItems().reduce((n, li) => Math.max(n, Number(li.dataset.seq) || 0), 0);
 }
@@ -163,11 +178,16 @@ const socket = new ConversationSocket(root.dataset.wsPath, {
       sendButton.disabled = true;
     },
     onMessage(message) {
+      texts.set(message.id, message.content);
       if (message.role === "user" && pendingSend !== null) {
         pendingSend = null;
         showError("");
       }
-      showStored(message);
+      // A message that does not follow the branch shown (an edit, another tab's switch):
+      // show the current branch instead.
+      const follows = (message.parent_id || null) === shownLeaf();
+      if (!follows && !document.getElementById(`msg-${message.id}`)) reloadBranch();
+      else showStored(message);
     },
     onStarted() {
       pendingSend = null;
@@ -210,12 +230,18 @@ const socket = new ConversationSocket(root.dataset.wsPath, {
       if (!pendingSend) setRunning(false);
     },
     onConversation(conversation) {
+      if ("current_message_id" in conversation && (conversation.current_message_id || null) !== shownLeaf()) {
+        reloadBranch();
+      }
       updateHeader(conversation);
       share({ type: "conversation.updated", conversation });
     },
     onDeleted() {
       share({ type: "conversation.deleted", conversation_id: conversationId });
       location.href = root.dataset.homeUrl;
+    },
+    textOf(messageId) {
+      return texts.get(messageId);
     },
     onError(frame) {
       showError((ERROR_TEXT[frame.code] || (() => frame.detail || _("Something went wrong.")))());
@@ -259,6 +285,13 @@ input.addEventListener("keydown", (event) => {
   }
 });
 input.addEventListener("input", autosize);
+input.addEventListener("keydown", (event) => {
+  if (event.key !== "ArrowUp" || input.value || running) return;
+  const mine = messageItems().filter((li) => li.dataset.role === "user");
+  if (!mine.length) return;
+  event.preventDefault();
+  openEditor(mine[mine.length - 1]);
+});
 
 function stop() {
   if (!running) return;
@@ -299,12 +332,96 @@ const ACTIONS = {
     toast(_("Thank you. The message was reported."));
   },
   async delete(li) {
-    if (!(await confirmDialog(_("Delete this message? The assistant forgets it too."), _("Delete")))) return;
+    const text = _("Delete this message and everything after it on this branch? The assistant forgets them too.");
+    if (!(await confirmDialog(text, _("Delete")))) return;
     await api("DELETE", `/messages/${li.dataset.id}`);
-    li.remove();
+    await reloadBranch();
     toast(_("Message deleted."));
   },
+  regenerate(li) {
+    if (running) return;
+    startAction({ type: "message.regenerate", message_id: li.dataset.id });
+  },
+  continue(li) {
+    if (running) return;
+    startAction({ type: "message.continue", message_id: li.dataset.id });
+  },
+  edit(li) {
+    if (!running) openEditor(li);
+  },
+  switch(li, button) {
+    if (button.dataset.target) socket.send({ type: "branch.switch", message_id: button.dataset.target });
+  },
 };
+
+function startAction(frame) {
+  showError("");
+  setRunning(true);
+  socket.send(frame);
+}
+
+// Edit in place: Enter sends the new version (a sibling), Esc puts the message back.
+function openEditor(li) {
+  if (li.querySelector(".editor")) return;
+  const bubble = li.querySelector(".bubble");
+  const area = el("textarea", { className: "editor-input", rows: 3, "aria-label": _("Edit message") });
+  area.value = li.dataset.raw ?? bubble.querySelector(".content").textContent;
+  const save = el("button", { type: "submit", className: "primary", text: _("Send") });
+  const cancel = el("button", { type: "button", text: _("Cancel") });
+  const form = el("form", { className: "editor" }, area, el("div", { className: "row" }, save, cancel));
+  bubble.hidden = true;
+  bubble.after(form);
+  const close = () => { form.remove(); bubble.hidden = false; };
+  cancel.addEventListener("click", close);
+  area.addEventListener("keydown", (event) => {
+    if (event.key === "Escape") { event.preventDefault(); event.stopPropagation(); close(); }
+    if (event.key === "Enter" && !event.shiftKey && !event.isComposing && event.keyCode !== 229) {
+      event.preventDefault();
+      form.requestSubmit();
+    }
+  });
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const content = area.value.trim();
+    if (!content || running) return;
+    if (content === (li.dataset.raw ?? "").trim()) { close(); return; }
+    close();
+    pendingSend = content;
+    startAction({ type: "message.edit", message_id: li.dataset.id, content, client_id: newClientId() });
+  });
+  area.focus();
+  area.setSelectionRange(area.value.length, area.value.length);
+}
+
+// Show the current branch: the newest page of it, from the server.
+let reloading = null;
+function reloadBranch() {
+  if (reloading) return reloading;
+  reloading = (async () => {
+    try {
+      const response = await fetch(root.dataset.fragmentUrl, { credentials: "same-origin" });
+      if (!response.ok) throw new Error(String(response.status));
+      const fragment = parseFragment(await response.text());
+      for (const li of messageItems()) if (li !== streaming) li.remove();
+      const nodes = [...fragment.querySelectorAll("li.message")];
+      for (const node of nodes) {
+        node.dataset.final = "1";
+        socket.seen.add(node.dataset.id);
+        if (streaming && streaming.parentElement === list) list.insertBefore(node, streaming);
+        else list.append(node);
+      }
+      remember(list);
+      enhance(list);
+      older.hidden = response.headers.get("X-Has-Older") !== "1";
+      scrollToBottom();
+    } catch {
+      toast(_("Could not show that branch; reload the page."), { error: true });
+    } finally {
+      reloading = null;
+    }
+  })();
+  return reloading;
+}
 
 async function rate(li, button, rating) {
   const comment = await askComment(rating === "up" ? _("What was good? (optional)") : _("What went wrong? (optional)"));
@@ -355,6 +472,7 @@ async function loadOlder() {
       socket.seen.add(node.dataset.id);
       list.insertBefore(node, first);
     }
+    remember(list);
     enhance(list);
     scroller.scrollTop = top + (scroller.scrollHeight - height);
     older.hidden = response.headers.get("X-Has-Older") !== "1";
@@ -367,6 +485,7 @@ async function loadOlder() {
 document.getElementById("load-older").addEventListener("click", loadOlder);
 
 // --- start -----------------------------------------------------------------------------------
+remember(list);
 enhance(list);
 for (const li of messageItems()) li.dataset.final = "1";
 const target = location.hash.startsWith("#msg-") ? document.getElementById(location.hash.slice(1)) : null;

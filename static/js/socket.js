@@ -4,12 +4,16 @@
 const FATAL_CODES = new Set([4401, 4403, 4404]);
 const PING_EVERY_MS = 25000;
 const MAX_BACKOFF_MS = 10000;
+// Frames sent while disconnected go out on reconnect (sends and edits keep their client_id).
+const QUEUED = new Set(["message.send", "message.edit", "message.regenerate", "message.continue",
+  "generation.stop", "branch.switch"]);
 
 export class ConversationSocket {
   /**
    * handlers: onOpen(), onClose(event, willRetry), onFatal(code), onMessage(message),
    * onStarted(run), onText(run), onThinking(frame), onSources(frame), onFinished(frame),
-   * onIdle(), onConversation(conversation), onDeleted(), onError(frame)
+   * onIdle(), onConversation(conversation), onDeleted(), onError(frame),
+   * textOf(messageId) → the stored text of a message the page shows (a continue starts with it)
    */
   constructor(path, { lastSeq = 0, handlers = {} } = {}) {
     this.url = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}${path}`;
@@ -71,7 +75,7 @@ export class ConversationSocket {
   // Frames sent while disconnected go out on reconnect; sends keep their client_id.
   send(frame) {
     if (this.isOpen) this.ws.send(JSON.stringify(frame));
-    else if (frame.type === "message.send" || frame.type === "generation.stop") this.queue.push(frame);
+    else if (QUEUED.has(frame.type)) this.queue.push(frame);
   }
 
   call(name, ...args) {
@@ -85,7 +89,7 @@ export class ConversationSocket {
         this.stored(frame.message);
         break;
       case "generation.started":
-        this.start(frame.run_id, frame.reply_to);
+        this.start(frame.run_id, frame.reply_to, frame.continues);
         break;
       case "token":
         this.start(frame.run_id);
@@ -132,10 +136,12 @@ export class ConversationSocket {
     if (this.run && this.run.done) this.run = null;
   }
 
-  start(runId, replyTo) {
+  // A continue's text starts with the cut-off reply's (`continues`), its first index after it.
+  start(runId, replyTo, continues) {
     if (!runId || (this.run && this.run.id === runId)) return;
     if (this.finishedRuns.has(runId)) return;
-    this.run = { id: runId, replyTo, text: "", pending: new Map() };
+    const prefix = continues && this.handlers.textOf ? this.handlers.textOf(continues) || "" : "";
+    this.run = { id: runId, replyTo, continues, text: prefix, pending: new Map() };
     this.call("onStarted", this.run);
   }
 
@@ -147,7 +153,11 @@ export class ConversationSocket {
     if (end <= run.text.length) return; // a repeat
     if (index > run.text.length) {
       run.pending.set(index, text); // a gap: wait for the missing piece (or sync.state)
-      if (run.pending.size > 50) this.send({ type: "sync", after: this.lastSeq });
+      // Nothing yet (a continue of text we never had) or a long gap: ask for the whole.
+      if (!run.syncing && (!run.text || run.pending.size > 50)) {
+        run.syncing = true;
+        this.send({ type: "sync", after: this.lastSeq });
+      }
       return;
     }
     run.text += text.slice(run.text.length - index);
@@ -176,6 +186,7 @@ export class ConversationSocket {
     if (generation && generation.run_id) {
       this.start(generation.run_id);
       if (this.run && this.run.id === generation.run_id) {
+        this.run.syncing = false;
         const text = generation.text || "";
         if (text.length > this.run.text.length) {
           this.run.text = text;
