@@ -66,7 +66,7 @@ def test_list_search_shows_highlighted_korean_hits(alice_client, alice):
     seed.add_message(conversation_id=conversation.id, role="user", content="내일 회의가 있어요")
     html = alice_client.get("/", {"q": "회의"}).text
     assert "<mark>회의</mark>" in html
-    assert f"/conversations/{conversation.id}/?at=1#msg-" in html
+    assert f"/conversations/{conversation.id}/?at=1&amp;m=" in html
 
 
 def test_list_filters_by_status(alice_client, alice):
