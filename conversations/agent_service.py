@@ -26,6 +26,7 @@ from knowledge.retrieval import aretrieve
 from knowledge.selectors import aget_document_section, user_has_documents
 
 from .models import Conversation, Message
+from .tree import Tree
 
 SEARCH_RESULT_LIMIT = 5
 
@@ -81,8 +82,6 @@ def _knowledge_for(user_id: int):
 
 def _branch_rows(message_id: Any) -> list[Message]:
     """Return the branch from the root down to `message_id`, oldest first."""
-    from .branches import Tree
-
     message = Message.objects.get(pk=message_id)
     path = Tree.of(message.conversation_id).path_to(message.pk)
     rows = {m.pk: m for m in Message.objects.filter(pk__in=path)}

@@ -18,8 +18,8 @@ from typing import Any, Literal
 from django.utils import timezone
 from django.utils.http import content_disposition_header
 
-from . import branches
 from .models import Conversation, Message
+from .tree import Tree, current_leaf
 
 ExportFormat = Literal["markdown", "json", "text"]
 FORMATS: dict[str, tuple[str, str]] = {
@@ -93,8 +93,8 @@ def iter_export(
     tree (every branch, `parent_id`), Markdown and text the current branch."""
     if fmt == "json":
         return _iter_json(conversation, iter_message_rows(conversation.id), include_metadata)
-    tree = branches.Tree.of(conversation.pk)
-    path = tree.path_to(branches.current_leaf(conversation, tree))
+    tree = Tree.of(conversation.pk)
+    path = tree.path_to(current_leaf(conversation, tree))
     rows = iter_message_rows(conversation.id, among=path)
     if fmt == "markdown":
         return _iter_markdown(conversation, rows, include_metadata)

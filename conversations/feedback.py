@@ -15,6 +15,7 @@ from . import branches, events
 from .models import Conversation, Message, MessageFeedback, ReplyRun
 from .selectors import get_message_for_user
 from .services import lock_conversation
+from .tree import Tree
 
 logger = logging.getLogger(__name__)
 
@@ -74,7 +75,7 @@ def delete_message(*, user: Any, message_id: Any) -> Conversation:
     """
     found = get_message_for_user(user=user, message_id=message_id)
     conversation = lock_conversation(found.conversation_id)
-    tree = branches.Tree.of(conversation.pk)
+    tree = Tree.of(conversation.pk)
     if found.pk not in tree.parent:
         raise NotFound("Message not found.")
     doomed = set(tree.subtree(found.pk))

@@ -12,10 +12,11 @@ from django.db.models import Max, OuterRef, Subquery, Sum
 
 from core.errors import NotFound
 
-from . import agent_service, branches, events
+from . import agent_service, events
 from .models import TITLE_MAX_LENGTH, Conversation, Message
 from .selectors import get_conversation_for_user, get_message_for_user
 from .services import _clean_title
+from .tree import Tree
 
 logger = logging.getLogger(__name__)
 
@@ -74,7 +75,7 @@ def fork_conversation(
 
 def _copy_messages(*, source: Conversation, fork: Conversation, up_to: Message) -> None:
     """Copy the branch from the root down to `up_to`, as one branch, numbered as it was."""
-    path = branches.Tree.of(source.pk).path_to(up_to.pk)
+    path = Tree.of(source.pk).path_to(up_to.pk)
     originals = {m.pk: m for m in source.messages.filter(pk__in=path)}
     copies: list[Message] = []
     for pk in path:

@@ -16,9 +16,10 @@ from core import schemas
 from core.errors import ServiceError, TooLarge
 from core.schemas import Input, JsonObject, Text, Time
 
-from . import branches, events
+from . import events
 from .models import TITLE_MAX_LENGTH, Conversation, Message
 from .services import DESCRIPTION_MAX_LENGTH, SERVICE_ID_MAX_LENGTH
+from .tree import Tree
 
 MAX_SEQUENCE = 2**31 - 1
 MAX_MESSAGES = 100_000
@@ -204,7 +205,7 @@ def import_conversation(*, user: Any, raw: bytes | str) -> Conversation:
             )
         )
     conversation.message_count = conversation.last_sequence_number = len(rows)
-    tree = branches.Tree.of(conversation.pk)
+    tree = Tree.of(conversation.pk)
     current = header.current_message_id
     conversation.current_message_id = (
         new_ids[current] if current is not None else tree.newest_leaf(None)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .models import Conversation, Message
+from .tree import sibling_ids
 
 
 def _iso(value: Any) -> str | None:
@@ -43,14 +44,12 @@ def conversation_to_dict(conversation: Conversation) -> dict[str, Any]:
 def message_to_dict(message: Message) -> dict[str, Any]:
     """Return a message's model fields as JSON, its conversation as an id.
 
-    `sibling_ids` come from the caller (`branches.with_siblings`, one query for a list);
+    `sibling_ids` come from the caller (`tree.with_siblings`, one query for a list);
     a message read without them asks the database (sync code only).
     """
     siblings = getattr(message, "sibling_ids", None)
     if siblings is None:
-        from .branches import with_siblings
-
-        siblings = with_siblings([message])[0].sibling_ids
+        siblings = sibling_ids(message)
     return {
         "id": str(message.id),
         "conversation_id": str(message.conversation_id),

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from core.errors import Invalid, LlmUnavailable
 
-from . import agent_service, events
+from . import agent_service, branches, events
 from .models import Conversation, Message
 from .services import lock_conversation
 
@@ -44,12 +44,12 @@ def clean_max_words(max_words: Any) -> int:
 
 
 def latest_messages(*, conversation_id: Any, limit: int = MAX_MESSAGES_SUMMARIZED) -> list[Message]:
-    """Return the conversation's latest `limit` messages, oldest first."""
-    rows = list(
-        Message.objects.filter(conversation_id=conversation_id).order_by("-sequence_number")[:limit]
-    )
-    rows.reverse()
-    return rows
+    """Return the latest `limit` messages of the current branch (what the user sees),
+    oldest first."""
+    conversation = Conversation.objects.filter(pk=conversation_id).first()
+    if conversation is None:
+        return []
+    return branches.list_messages(conversation=conversation, limit=limit, newest=True)
 
 
 @transaction.atomic

@@ -27,6 +27,7 @@ from . import branches, exports, search, selectors, services
 from .api.conversations import export_response
 from .api.schemas import ConversationCreateIn, ProjectId, Status
 from .models import Conversation
+from .tree import with_siblings
 
 PAGE_SIZE = 50
 SIDEBAR_SIZE = 60
@@ -214,9 +215,7 @@ def message_fragment(request: HttpRequest, conversation_id: Any, message_id: Any
         raise Http404(exc.message) from None
     if message.conversation_id != conversation.id:
         raise Http404("Message not found.")
-    return render(
-        request, "conversations/_message.html", {"m": branches.with_siblings([message])[0]}
-    )
+    return render(request, "conversations/_message.html", {"m": with_siblings([message])[0]})
 
 
 @require_GET

@@ -19,7 +19,7 @@ from agent.tokens import estimate_tokens
 from core.errors import Conflict, Invalid, NotFound
 from core.ids import parse_uuid
 
-from .. import branches, services
+from .. import services, tree
 from ..models import Conversation, Message, ReplyRun
 from ..selectors import access_conversation, get_message_for_user
 
@@ -179,10 +179,7 @@ def _target(conversation: Conversation, ask: Ask) -> Message | None:
 
 def with_sibling_ids(message: Message) -> Message:
     """Give one message its `sibling_ids` (message JSON carries them)."""
-    siblings = Message.objects.filter(
-        conversation_id=message.conversation_id, parent_id=message.parent_id
-    ).order_by("sequence_number")
-    message.sibling_ids = [str(pk) for pk in siblings.values_list("pk", flat=True)]
+    message.sibling_ids = tree.sibling_ids(message)
     return message
 
 
@@ -288,7 +285,7 @@ def load_sync(
         )[:SYNC_MAX_MESSAGES]
     )
     if messages:
-        branches.with_siblings(messages)
+        tree.with_siblings(messages)
     stored = bool(run_id) and Message.objects.filter(pk=run_id).exists()
     current = (
         Conversation.objects.filter(pk=conversation_id)

@@ -77,7 +77,7 @@ def part_text(part: dict[str, Any]) -> str:
 @register.filter
 def versions(message: Any) -> dict[str, Any] | None:
     """Return where a message stands among its siblings ({n, count, previous, next}), or
-    None when it has none (`sibling_ids` come from branches.with_siblings)."""
+    None when it has none (`sibling_ids` come from tree.with_siblings)."""
     siblings = getattr(message, "sibling_ids", None) or []
     if len(siblings) < 2 or str(message.pk) not in siblings:
         return None

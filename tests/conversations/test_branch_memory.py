@@ -18,6 +18,7 @@ from conversations import branches, services
 from conversations.models import Message
 from conversations.realtime.hub import aclose_hub, get_hub
 from conversations.replies import start_reply
+from conversations.tree import Tree
 from core.errors import Invalid
 from tests.agent.helpers import is_summarizer_request, memory_responder
 from tests.support.fake_openai import FakeOpenAI, Reply, forced_tool, message_texts
@@ -120,7 +121,7 @@ async def test_regenerate_answers_the_same_question_from_the_same_memory(model, 
     assert len(model.requests) - requests_before == 1
     await conversation.arefresh_from_db()
     assert conversation.current_message_id == again.pk
-    tree = await sync_to_async(branches.Tree.of)(conversation.pk)
+    tree = await sync_to_async(Tree.of)(conversation.pk)
     assert tree.siblings(again.pk) == [reply.pk, again.pk]
 
 
