@@ -64,3 +64,26 @@ def test_signup_login_logout(client, django_user_model):
     assert client.get("/").status_code == 302
     assert client.login(username="carol", password="a-long-pass-phrase-9")
     assert django_user_model.objects.filter(username="carol").exists()
+
+
+def test_the_page_shows_the_current_branch_and_a_hit_elsewhere_opens_its_branch(
+    alice_client, alice, bob_client
+):
+    conversation = services.create_conversation(user=alice, title="Branches")
+    question = seed.add_message(conversation_id=conversation.id, role="user", content="Q")
+    old = seed.add_message(conversation_id=conversation.id, role="assistant", content="첫 답변")
+    new = seed.add_message(
+        conversation_id=conversation.id, role="assistant", content="두 번째 답변", parent=question
+    )
+    page = alice_client.get(f"/conversations/{conversation.id}/").text
+    assert "두 번째 답변" in page and "첫 답변" not in page
+    assert "2/2" in page
+    # Bob's request with Alice's message id changes nothing and shows him nothing.
+    assert bob_client.get(f"/conversations/{conversation.id}/?m={old.id}").status_code == 404
+    page = alice_client.get(f"/conversations/{conversation.id}/?at=2&m={old.id}").text
+    assert "첫 답변" in page and "두 번째 답변" not in page and "1/2" in page
+    conversation.refresh_from_db()
+    assert conversation.current_message_id == old.id
+    assert new.parent_id == old.parent_id
+    # A malformed or foreign id just shows the conversation as it is.
+    assert alice_client.get(f"/conversations/{conversation.id}/?m=nope").status_code == 200
