@@ -302,7 +302,9 @@ class Turn:
             "input_tokens": self._usage["input_tokens"],
             "output_tokens": self._usage["output_tokens"],
         }
-        estimated = reason in ("stopped", "error")
+        # A stopped or failed call reports no usage, and some servers (llama.cpp's) never do:
+        # the counts are then estimates, and the ledger says so.
+        estimated = reason in ("stopped", "error") or not self._usage["output_tokens"]
         if estimated:
             usage["input_tokens"] = usage["input_tokens"] or int(
                 self._ledger.get("estimated_input_tokens", 0)

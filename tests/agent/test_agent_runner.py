@@ -60,6 +60,18 @@ async def test_usage_sums_the_main_model_calls(online_config, saver, fake_openai
     )
     result = await run_one(online_config, saver, new_id(), "2+2")
     assert result.finished["usage"]["input_tokens"] == 250
+    assert result.finished["context"]["usage_estimated"] is False
+
+
+async def test_a_server_that_reports_no_usage_gets_estimates_marked_as_such(
+    online_config, saver, fake_openai
+):
+    fake_openai.enqueue(Reply(text="Four words of answer.", send_usage=False))
+    result = await run_one(online_config, saver, new_id(), "Say something short.")
+    assert result.finished["finish_reason"] == "end_turn"
+    context, usage = result.finished["context"], result.finished["usage"]
+    assert context["usage_estimated"] is True and context["actual_input_tokens"] is None
+    assert usage["input_tokens"] > 0 and usage["output_tokens"] > 0  # estimates, not zeros
 
 
 async def test_router_llm_decides_when_rules_cannot_and_rag_sends_sources(

@@ -87,3 +87,18 @@ def test_the_page_shows_the_current_branch_and_a_hit_elsewhere_opens_its_branch(
     assert new.parent_id == old.parent_id
     # A malformed or foreign id just shows the conversation as it is.
     assert alice_client.get(f"/conversations/{conversation.id}/?m=nope").status_code == 200
+
+
+def test_a_reply_whose_counts_are_estimates_says_so(alice_client, alice):
+    conversation = services.create_conversation(user=alice, title="Usage")
+    seed.add_message(conversation_id=conversation.id, role="user", content="Q")
+    for estimated in (True, False):
+        seed.add_message(
+            conversation_id=conversation.id,
+            role="assistant",
+            content=f"estimated={estimated}",
+            tokens_used=12,
+            metadata={"context": {"usage_estimated": estimated, "message_ids": []}},
+        )
+    page = alice_client.get(f"/conversations/{conversation.id}/").text
+    assert page.count('class="estimated"') == 1  # only the reply whose counts are estimates

@@ -50,6 +50,7 @@ class Reply:
     prompt_tokens: int | None = None  # default: counted from the request
     delay: float = 0.0  # seconds before answering
     stream_error: str | None = None  # after the text: an `{"error": …}` event, as proxies send
+    send_usage: bool = True  # False: no usage in the stream, as llama.cpp's server
 
 
 Responder = Callable[[dict[str, Any]], "Reply | str"]
@@ -253,7 +254,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self._chunk({**base, "choices": [_choice({"tool_calls": [delta]})]})
         finish = reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop")
         self._chunk({**base, "choices": [_choice({}, finish)]})
-        if (body.get("stream_options") or {}).get("include_usage"):
+        if reply.send_usage and (body.get("stream_options") or {}).get("include_usage"):
             self._chunk({**base, "choices": [], "usage": _usage(body, reply)})
         self._chunk("[DONE]")
         self.wfile.write(b"0\r\n\r\n")
