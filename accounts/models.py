@@ -1,4 +1,4 @@
-"""API tokens: only a hash and a short prefix are stored; the secret is shown once."""
+"""API tokens (only a hash and a short prefix are stored) and each user's chat settings."""
 
 from __future__ import annotations
 
@@ -27,3 +27,19 @@ class ApiToken(models.Model):
     @property
     def is_active(self) -> bool:
         return self.revoked_at is None
+
+
+class UserSettings(models.Model):
+    """A user's chat settings (SPEC: Models and instructions); absent = the defaults."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="chat_settings"
+    )
+    # Blank = the site's default model (CHAT_MODEL).
+    default_model = models.CharField(_("default model"), max_length=100, blank=True, default="")
+    # Added to the instructions of every conversation of this user.
+    custom_instructions = models.TextField(_("custom instructions"), blank=True, default="")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"settings of {self.user_id}"

@@ -11,6 +11,7 @@ class AgentConfig:
     """Everything that tunes one agent turn; built by `conversations.agent_service`."""
 
     model: str = "gpt-4o-mini"
+    temperature: float | None = None  # None: the server's default
     openai_api_key: str | None = None
     openai_base_url: str | None = None
     context_window: int = 128_000

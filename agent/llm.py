@@ -35,7 +35,7 @@ def build_chat_model(config: AgentConfig) -> BaseChatModel:
         stream_usage=True,
         timeout=config.request_timeout,
         max_retries=config.max_retries,
-        temperature=0,
+        temperature=config.temperature,
         # aiohttp transport: see pyproject.toml (httpx's anyio stream cost two epoll calls
         # per streamed event).
         http_async_client=openai.DefaultAioHttpClient(

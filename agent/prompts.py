@@ -4,6 +4,11 @@ AGENT_INSTRUCTIONS = """You are a helpful assistant. Answer in the user's langua
 Use tools when they help; if a tool fails, say so briefly and answer as well as you can.
 Numbered summaries below, if any, record what was said earlier in this conversation."""
 
+# The user's custom instructions and the conversation's system prompt, as they wrote them.
+USER_INSTRUCTIONS = """The user's instructions for you (follow them unless they conflict with \
+the rules above):
+{instructions}"""
+
 SUMMARIES_INTRO = {
     "ko": "이전 대화 요약 (오래된 것부터):",
     "en": "Summaries of the earlier conversation (oldest first):",

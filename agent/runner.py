@@ -95,11 +95,13 @@ class Turn:
         base_checkpoint_id: str | None = None,
         seed: list[BaseMessage] | None = None,
         continues: tuple[str, str] | None = None,
+        instructions: str = "",
     ) -> None:
         """`base_checkpoint_id`: the branch to run on (None: the thread's latest state);
         `seed`: messages of a branch the thread never held, put before the user's;
         `continues`: (id, text) of a cut-off reply to go on from (user_message_id is
-        then the message it answers)."""
+        then the message it answers); `instructions`: the user's own (custom
+        instructions, the conversation's system prompt), added to ours."""
         self.config = config
         self.base_checkpoint_id = base_checkpoint_id
         self.seed = list(seed or [])
@@ -122,6 +124,7 @@ class Turn:
             "search_conversations": search_conversations,
             "section_lookup": section_lookup,
             "continues": continues,
+            "instructions": instructions,
         }
         self._text: list[str] = []
         self._length = 0

@@ -70,6 +70,8 @@ class AgentContext:
     section_lookup: SectionLookup | None = None
     # A continue: (id, text) of the cut-off reply this turn goes on from.
     continues: tuple[str, str] | None = None
+    # The user's standing instructions and the conversation's system prompt.
+    instructions: str = ""
 
     @property
     def summary_model(self) -> BaseChatModel:

@@ -9,8 +9,9 @@ from django.http import HttpRequest, JsonResponse
 from django.urls import URLPattern, URLResolver
 from django.views.decorators.csrf import csrf_exempt
 
+from accounts import api as accounts_api
 from accounts.tokens import BearerAuth
-from conversations.api import conversations, messages, projects
+from conversations.api import catalog, conversations, messages, projects
 from core.api import SessionAuth, build_api, error_response
 from knowledge import api as knowledge_api
 
@@ -19,6 +20,8 @@ api.add_router("", conversations.router)
 api.add_router("", messages.router)
 api.add_router("", projects.router)
 api.add_router("", knowledge_api.router)
+api.add_router("", catalog.router)
+api.add_router("", accounts_api.router)
 
 
 def _login_not_required(patterns: list[Any]) -> list[Any]:

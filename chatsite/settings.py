@@ -185,6 +185,12 @@ OPENAI_API_KEY = os.environ.get("OPENAI_API_KEY") or None
 OPENAI_BASE_URL = os.environ.get("OPENAI_BASE_URL") or None
 CHAT_MODEL = os.environ.get("CHAT_MODEL", "gpt-4o-mini")
 CHAT_CONTEXT_WINDOW = int(os.environ.get("CHAT_CONTEXT_WINDOW", 128000))
+# The models users may pick (SPEC: Models and instructions): ids, or "auto" to ask the
+# server's GET /models (cached 5 min). CHAT_MODEL is the default and always offered.
+CHAT_MODELS = os.environ.get("CHAT_MODELS", "")
+# A window per model ("id=tokens,..."); the others use CHAT_CONTEXT_WINDOW.
+CHAT_MODEL_CONTEXT = os.environ.get("CHAT_MODEL_CONTEXT", "")
+CHAT_VISION_MODELS = env_list("CHAT_VISION_MODELS", "")
 CONTEXT_COMPRESSION_THRESHOLD = float(os.environ.get("CONTEXT_COMPRESSION_THRESHOLD", 0.7))
 CONTEXT_COMPRESSION_TARGET = float(os.environ.get("CONTEXT_COMPRESSION_TARGET", 0.1))
 MEMORY_MAX_MESSAGES = int(os.environ.get("MEMORY_MAX_MESSAGES", 10))

@@ -15,6 +15,7 @@ from asgiref.sync import async_to_sync, sync_to_async
 from django.conf import settings
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
+from accounts.models import UserSettings
 from agent import checkpoint
 from agent.config import AgentConfig
 from agent.digest import Digest, summarize_conversation
@@ -22,6 +23,7 @@ from agent.events import FinishedEvent
 from agent.runner import Turn
 from agent.tokens import estimate_tokens
 from core.db_async import db_async
+from core.llm_catalog import ModelInfo, amodel_in_force, model_in_force
 from knowledge.retrieval import aretrieve
 from knowledge.selectors import aget_document_section, user_has_documents
 
@@ -31,13 +33,19 @@ from .tree import Tree
 SEARCH_RESULT_LIMIT = 5
 
 
-def build_agent_config() -> AgentConfig:
-    """Return the agent's settings from Django's (SPEC's table)."""
+def build_agent_config(
+    model: ModelInfo | None = None, *, temperature: float | None = None
+) -> AgentConfig:
+    """Return the agent's settings from Django's (SPEC's table) for one model (default:
+    the site's): its context window is the one the memory rules measure against."""
+    if model is None:
+        model = model_in_force()
     return AgentConfig(
-        model=settings.CHAT_MODEL,
+        model=model.id,
+        temperature=temperature,
         openai_api_key=settings.OPENAI_API_KEY,
         openai_base_url=settings.OPENAI_BASE_URL,
-        context_window=settings.CHAT_CONTEXT_WINDOW,
+        context_window=model.context_window,
         compression_threshold=settings.CONTEXT_COMPRESSION_THRESHOLD,
         compression_target=settings.CONTEXT_COMPRESSION_TARGET,
         memory_max_messages=settings.MEMORY_MAX_MESSAGES,
@@ -125,6 +133,37 @@ def _as_agent_message(message: Message) -> BaseMessage:
     return SystemMessage(id=str(message.pk), content=message.content)
 
 
+def _owner_settings(conversation: Conversation) -> tuple[str, str]:
+    """Return the owner's default model and custom instructions (read with the
+    conversation when it was claimed, else asked now)."""
+    if hasattr(conversation, "owner_default_model"):
+        return conversation.owner_default_model or "", conversation.owner_instructions or ""
+    found = UserSettings.objects.filter(user_id=conversation.created_by_id).first()
+    return (found.default_model, found.custom_instructions) if found else ("", "")
+
+
+_aowner_settings = db_async(_owner_settings, close_serial=False)
+
+
+def join_instructions(*blocks: str) -> str:
+    """Return the user's standing instructions, then the conversation's (which win)."""
+    return "\n\n".join(block.strip() for block in blocks if block and block.strip())
+
+
+async def aconversation_config(
+    conversation: Conversation, *, model: str | None = None
+) -> tuple[AgentConfig, str]:
+    """Return the agent's settings and the instructions in force for a conversation:
+    `model` (one reply's choice), else its own, else the owner's default, else the site's."""
+    if hasattr(conversation, "owner_default_model"):
+        default_model, custom = _owner_settings(conversation)
+    else:
+        default_model, custom = await _aowner_settings(conversation)
+    info = await amodel_in_force(model, conversation.model, default_model)
+    config = build_agent_config(info, temperature=conversation.temperature)
+    return config, join_instructions(custom, conversation.system_prompt)
+
+
 async def astart_turn(
     *,
     conversation: Conversation,
@@ -132,14 +171,18 @@ async def astart_turn(
     reply_id: uuid.UUID,
     resume_after: Message | None = None,
     continues: Message | None = None,
+    model: str | None = None,
 ) -> Turn:
     """Return the agent turn answering `user_message` on its branch (iterate
-    `turn.events()` to run it): its memory is the branch down to `resume_after`."""
+    `turn.events()` to run it): its memory is the branch down to `resume_after`;
+    `model` answers this once instead of the conversation's."""
     owner_id = conversation.created_by_id
     retriever, section_lookup = _knowledge_for(owner_id)
     base, seed = await abranch_base(conversation_id=conversation.pk, resume_after=resume_after)
+    config, instructions = await aconversation_config(conversation, model=model)
     return Turn(
-        config=build_agent_config(),
+        config=config,
+        instructions=instructions,
         checkpointer=await aget_checkpointer(),
         base_checkpoint_id=base,
         seed=seed,
@@ -263,15 +306,30 @@ def delete_agent_thread(conversation_id: Any) -> None:
     async_to_sync(adelete_agent_thread)(conversation_id)
 
 
-async def asummarize_digest(*, messages: list[Message], max_words: int | None = None) -> Digest:
-    """Return the three parts (main points, decisions, next actions) of `messages`."""
+async def asummarize_digest(
+    *,
+    messages: list[Message],
+    max_words: int | None = None,
+    conversation: Conversation | None = None,
+) -> Digest:
+    """Return the three parts (main points, decisions, next actions) of `messages`,
+    written by the conversation's model."""
     turns = [(m.role, m.content) for m in messages if m.role in ("user", "assistant")]
-    return await summarize_conversation(build_agent_config(), turns, max_words=max_words or 200)
+    if conversation is not None:
+        config, _instructions = await aconversation_config(conversation)
+    else:
+        config = build_agent_config(await amodel_in_force())
+    return await summarize_conversation(config, turns, max_words=max_words or 200)
 
 
 async def asummarize_for_conversation(
-    *, messages: list[Message], max_words: int | None = None
+    *,
+    messages: list[Message],
+    max_words: int | None = None,
+    conversation: Conversation | None = None,
 ) -> str:
     """Return a three-part summary of `messages` as Markdown."""
-    digest = await asummarize_digest(messages=messages, max_words=max_words)
+    digest = await asummarize_digest(
+        messages=messages, max_words=max_words, conversation=conversation
+    )
     return digest["text"]

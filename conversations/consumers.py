@@ -150,7 +150,7 @@ class ConversationConsumer(AsyncWebsocketConsumer):
     async def regenerate(self, frame: MessageRegenerateFrame) -> None:
         """`message.regenerate`: answer that message's question again (a new sibling)."""
         if await self.still_authorized():
-            await self._start(kind="regenerate", message_id=frame.message_id)
+            await self._start(kind="regenerate", message_id=frame.message_id, model=frame.model)
 
     async def edit(self, frame: MessageEditFrame) -> None:
         """`message.edit`: a new version of one of the user's messages, and its reply."""

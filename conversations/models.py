@@ -10,6 +10,7 @@ from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
 TITLE_MAX_LENGTH = 200
+INSTRUCTIONS_MAX_CHARS = 8000
 
 
 class Project(models.Model):
@@ -34,6 +35,11 @@ class Conversation(models.Model):
         ACTIVE = "active", _("Active")
         ARCHIVED = "archived", _("Archived")
         SUMMARIZED = "summarized", _("Summarized")
+
+    class TitleSource(models.TextChoices):
+        USER = "user", _("The user")
+        FIRST_WORDS = "first_words", _("Its first words")
+        MODEL = "model", _("The model")
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     title = models.CharField(_("title"), max_length=TITLE_MAX_LENGTH, blank=True)
@@ -72,6 +78,14 @@ class Conversation(models.Model):
     current_message = models.ForeignKey(
         "Message", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    # Who wrote the title: a model rewrites only a title taken from the first words.
+    title_source = models.CharField(
+        max_length=16, choices=TitleSource.choices, default=TitleSource.USER
+    )
+    # SPEC: Models and instructions. Blank model = the owner's default, else the site's.
+    model = models.CharField(_("model"), max_length=100, blank=True, default="")
+    system_prompt = models.TextField(_("system prompt"), blank=True, default="")
+    temperature = models.FloatField(_("temperature"), null=True, blank=True)
 
     class Meta:
         ordering = ["-updated_at", "-id"]

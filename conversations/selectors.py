@@ -6,8 +6,9 @@ from collections.abc import Collection
 from typing import Any
 
 from asgiref.sync import sync_to_async
-from django.db.models import Exists, OuterRef, QuerySet
+from django.db.models import Exists, OuterRef, QuerySet, Subquery
 
+from accounts.models import UserSettings
 from core.errors import NotFound
 from core.ids import parse_uuid
 from knowledge.models import DocumentChunk
@@ -41,8 +42,9 @@ def access_conversation(
     """Return the user's conversation; someone else's answers exactly like a missing one.
 
     `lock` takes the row lock (the caller holds a transaction); `with_documents`
-    annotates `owner_has_documents`, which a reply asks before it can start, so one
-    statement does the access check, the lock and that question.
+    annotates what a reply asks before it can start (`owner_has_documents`, and the
+    owner's `owner_default_model` and `owner_instructions`), so one statement does the
+    access check, the lock and those questions.
     """
     pk = parse_uuid(conversation_id)
     if pk is None:
@@ -54,7 +56,12 @@ def access_conversation(
         rows = rows.select_related("project", "parent_conversation")
     if with_documents:
         chunks = DocumentChunk.objects.filter(owner_id=OuterRef("created_by_id"))
-        rows = rows.annotate(owner_has_documents=Exists(chunks))
+        owner_settings = UserSettings.objects.filter(user_id=OuterRef("created_by_id"))
+        rows = rows.annotate(
+            owner_has_documents=Exists(chunks),
+            owner_default_model=Subquery(owner_settings.values("default_model")[:1]),
+            owner_instructions=Subquery(owner_settings.values("custom_instructions")[:1]),
+        )
     try:
         return rows.get(pk=pk)
     except Conversation.DoesNotExist:

@@ -36,6 +36,9 @@ def conversation_to_dict(conversation: Conversation) -> dict[str, Any]:
         "updated_at": _iso(conversation.updated_at),
         "last_message_at": _iso(conversation.last_message_at),
         "current_message_id": _id(conversation.current_message_id),
+        "model": conversation.model,
+        "system_prompt": conversation.system_prompt,
+        "temperature": conversation.temperature,
         "is_flagged": conversation.is_flagged,
         "flag_reason": conversation.flag_reason,
     }

@@ -11,13 +11,23 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.errors import Invalid, NotFound
+from core.llm_catalog import check_model
 
 from . import agent_service, events
-from .models import TITLE_MAX_LENGTH, Conversation, Message, Project
+from .models import INSTRUCTIONS_MAX_CHARS, TITLE_MAX_LENGTH, Conversation, Message, Project
 
 logger = logging.getLogger(__name__)
 
-EDITABLE_FIELDS = {"title", "description", "status", "project", "service_id"}
+EDITABLE_FIELDS = {
+    "title",
+    "description",
+    "status",
+    "project",
+    "service_id",
+    "model",
+    "system_prompt",
+    "temperature",
+}
 DESCRIPTION_MAX_LENGTH = 10_000
 SERVICE_ID_MAX_LENGTH = 100
 AUTO_TITLE_MAX_LENGTH = 60
@@ -40,6 +50,20 @@ def _clean_text(value: Any, *, field: str, max_length: int) -> str:
     return value
 
 
+def _clean_temperature(value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 2:
+        raise Invalid("Temperature must be a number from 0 to 2, or null for the default.")
+    return float(value)
+
+
+def _clean_model(value: Any) -> str:
+    if not isinstance(value, str):
+        raise Invalid("Model must be a string (blank: the default model).")
+    return check_model(value.strip())
+
+
 def _clean_project(*, user: Any, project: Any) -> Project | None:
     if project is None or project == "":
         return None
@@ -60,10 +84,18 @@ def create_conversation(
     description: str = "",
     project: Any = None,
     service_id: str = "",
+    model: str = "",
+    system_prompt: str = "",
+    temperature: float | None = None,
 ) -> Conversation:
     """Create a conversation owned by `user`."""
     conversation = Conversation.objects.create(
         created_by=user,
+        model=_clean_model(model),
+        system_prompt=_clean_text(
+            system_prompt, field="System prompt", max_length=INSTRUCTIONS_MAX_CHARS
+        ),
+        temperature=_clean_temperature(temperature),
         title=_clean_title(title),
         description=_clean_text(
             description, field="Description", max_length=DESCRIPTION_MAX_LENGTH
@@ -77,7 +109,8 @@ def create_conversation(
 
 @transaction.atomic
 def update_conversation(*, conversation: Conversation, **changes: Any) -> Conversation:
-    """Change title, description, status, project or service_id; validate all first."""
+    """Change title, description, status, project, service_id, model, system prompt or
+    temperature; validate all first."""
     unknown = set(changes) - EDITABLE_FIELDS
     if unknown:
         raise Invalid(f"Unknown field: {', '.join(sorted(unknown))}.")
@@ -92,6 +125,14 @@ def update_conversation(*, conversation: Conversation, **changes: Any) -> Conver
         cleaned["service_id"] = _clean_text(
             changes["service_id"], field="service_id", max_length=SERVICE_ID_MAX_LENGTH
         )
+    if "model" in changes:
+        cleaned["model"] = _clean_model(changes["model"])
+    if "system_prompt" in changes:
+        cleaned["system_prompt"] = _clean_text(
+            changes["system_prompt"], field="System prompt", max_length=INSTRUCTIONS_MAX_CHARS
+        )
+    if "temperature" in changes:
+        cleaned["temperature"] = _clean_temperature(changes["temperature"])
     if "status" in changes:
         if changes["status"] not in Conversation.Status.values:
             raise Invalid(f"Unknown status; use one of: {', '.join(Conversation.Status.values)}.")
@@ -100,6 +141,8 @@ def update_conversation(*, conversation: Conversation, **changes: Any) -> Conver
         cleaned["project"] = _clean_project(
             user=conversation.created_by, project=changes["project"]
         )
+    if "title" in cleaned:
+        cleaned["title_source"] = Conversation.TitleSource.USER
     if cleaned.get("status") == Conversation.Status.ARCHIVED != conversation.status:
         cleaned["archived_at"] = timezone.now()
     elif "status" in cleaned and cleaned["status"] != Conversation.Status.ARCHIVED:
@@ -216,7 +259,8 @@ def insert_message(
     if role == Message.Role.USER and not conversation.title:
         # Like the chat apps people know: an untitled conversation takes its first words.
         conversation.title = title_from_text(content)
-        update_fields.append("title")
+        conversation.title_source = Conversation.TitleSource.FIRST_WORDS
+        update_fields += ["title", "title_source"]
     conversation.message_count += 1
     conversation.total_tokens_used += message.tokens_used
     conversation.last_message_at = max(

@@ -77,7 +77,9 @@ async def asummarize_conversation(
     if not messages:
         raise Invalid("There is nothing to summarize yet.")
     try:
-        text = await agent_service.asummarize_for_conversation(messages=messages, max_words=words)
+        text = await agent_service.asummarize_for_conversation(
+            messages=messages, max_words=words, conversation=conversation
+        )
     except Exception as exc:
         logger.warning("summary of %s failed: %s", conversation.pk, exc)
         raise LlmUnavailable("The model did not answer; nothing was changed.") from None

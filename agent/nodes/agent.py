@@ -22,6 +22,7 @@ from langchain_openai import ChatOpenAI
 from langgraph.runtime import Runtime
 
 from agent import prompts
+from agent.llm import model_label
 from agent.memory import conversation_language, format_summaries
 from agent.openai_stream import astream_message
 from agent.progress import emit, emit_text, emit_thinking
@@ -29,6 +30,7 @@ from agent.state import AgentContext, AgentState, add_usage
 from agent.tokens import (
     estimate_message_tokens,
     estimate_raw_tokens,
+    estimate_tokens,
     message_text,
     update_calibration,
 )
@@ -54,10 +56,17 @@ def format_documents(documents: Sequence[dict[str, Any]], language: str) -> str:
 
 
 def system_prompt(
-    summaries: Sequence[str], documents: Sequence[dict[str, Any]], language: str, final: bool
+    summaries: Sequence[str],
+    documents: Sequence[dict[str, Any]],
+    language: str,
+    final: bool,
+    instructions: str = "",
 ) -> str:
-    """Assemble instructions, numbered summaries and retrieved context."""
-    blocks = [prompts.AGENT_INSTRUCTIONS, format_summaries(summaries, language)]
+    """Assemble our instructions, the user's, numbered summaries and retrieved context."""
+    blocks = [prompts.AGENT_INSTRUCTIONS]
+    if instructions:
+        blocks.append(prompts.USER_INSTRUCTIONS.format(instructions=instructions))
+    blocks.append(format_summaries(summaries, language))
     blocks.append(format_documents(documents, language))
     if final:
         blocks.append(prompts.FINAL_ANSWER_NOTE)
@@ -100,6 +109,8 @@ def build_ledger(
     """Record what this model call is given (stored on the reply as its context)."""
     summaries = state.get("summaries", [])
     return {
+        "model": model_label(context.config),
+        "instructions_tokens": estimate_tokens(context.instructions),
         "summaries": [{"index": i, "text": s} for i, s in enumerate(summaries, 1)],
         "message_ids": [m.id for m in history if m.id],
         "estimated_input_tokens": estimate,
@@ -159,7 +170,10 @@ async def agent(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, 
     final = iterations >= context.config.max_iterations
     language = conversation_language(messages, summaries)
     history = repair_tool_pairs(messages)
-    prompt = [SystemMessage(system_prompt(summaries, state.get("documents", []), language, final))]
+    instructions = system_prompt(
+        summaries, state.get("documents", []), language, final, context.instructions
+    )
+    prompt: list[BaseMessage] = [SystemMessage(instructions)]
     prompt += history
     if context.continues is not None:
         prompt.append(HumanMessage(prompts.CONTINUE_NOTE))  # in this call only, never stored

@@ -86,6 +86,9 @@ async def create_conversation(request: HttpRequest, payload: ConversationCreateI
         description=data["description"],
         project=data["project_id"],
         service_id=data["service_id"],
+        model=data["model"],
+        system_prompt=data["system_prompt"],
+        temperature=data["temperature"],
     )
     if data["initial_message"] is not None:
         try:
@@ -163,12 +166,14 @@ def get_conversation(request: HttpRequest, conversation_id: str):
 
 @router.patch("/conversations/{conversation_id}", response={200: ConversationOut, **ERRORS})
 def update_conversation(request: HttpRequest, conversation_id: str, payload: ConversationPatchIn):
-    """Change title, description, status, project or service_id."""
+    """Change title, description, status, project, service_id, model (an id `GET /models`
+    lists, blank for the default; another → 422), system prompt or temperature."""
     conversation = _owned(request, conversation_id)
     changes = payload.dict(exclude_unset=True)
-    for field in ("title", "description", "status", "service_id"):
+    for field in ("title", "description", "status", "service_id", "model", "system_prompt"):
         if field in changes and changes[field] is None:
-            del changes[field]  # null means "leave as is" for these; project_id null clears
+            del changes[field]  # null means "leave as is" for these; project_id and
+            # temperature null clear them
     if "project_id" in changes:
         changes["project"] = changes.pop("project_id")
     conversation = services.update_conversation(conversation=conversation, **changes)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.http import HttpRequest
 from ninja import Query, Router, Status
 
@@ -89,10 +88,11 @@ async def send_message(request: HttpRequest, conversation_id: str, payload: Mess
 @router.post("/messages/{message_id}/regenerate", response={201: AssistantReplyOut, **ERRORS})
 async def regenerate_message(request: HttpRequest, message_id: str, payload: RegenerateIn):
     """Answer again the user message this reply answers (or this user message): a new
-    sibling reply, and the current branch moves to it. Waits for the stored reply."""
-    if payload.model is not None and payload.model != settings.CHAT_MODEL:
-        raise Invalid(f"Unknown model {payload.model!r}.", code="unknown_model")
-    started = await replies.start_reply(user=request.auth, kind="regenerate", message_id=message_id)
+    sibling reply, and the current branch moves to it; `model` (an id `GET /models` lists)
+    writes this reply only. Waits for the stored reply."""
+    started = await replies.start_reply(
+        user=request.auth, kind="regenerate", message_id=message_id, model=payload.model
+    )
     return Status(201, {"assistant_message": await _reply_json(started)})
 
 

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 from ninja import Field, Schema
 
+from conversations.models import INSTRUCTIONS_MAX_CHARS
 from core.schemas import Input, Text, Time
 
 MAX_ID = 2**63 - 1
@@ -42,6 +43,9 @@ class ConversationOut(Schema):
     updated_at: str | None
     last_message_at: str | None
     current_message_id: str | None
+    model: str = Field(description="blank: the owner's default model, else the site's")
+    system_prompt: str
+    temperature: float | None
     is_flagged: bool
     flag_reason: str
 
@@ -73,11 +77,21 @@ class ConversationFilters(Schema):
     cursor: Text | None = Field(None, max_length=1000)
 
 
+ModelId = Annotated[
+    Text, Field(max_length=100, description="an id GET /models lists; blank: the default")
+]
+SystemPrompt = Annotated[Text, Field(max_length=INSTRUCTIONS_MAX_CHARS)]
+Temperature = Annotated[float, Field(ge=0, le=2, allow_inf_nan=False)]
+
+
 class ConversationCreateIn(Input):
     title: Text = Field("", max_length=200)
     description: Text = Field("", max_length=10_000)
     project_id: ProjectId | None = None
     service_id: Text = Field("", max_length=100)
+    model: ModelId = ""
+    system_prompt: SystemPrompt = ""
+    temperature: Temperature | None = None
     initial_message: Text | None = Field(
         None, description="sent as the first message (the reply runs as for POST …/messages)"
     )
@@ -89,6 +103,9 @@ class ConversationPatchIn(Input):
     status: Status | None = None
     project_id: ProjectId | None = None
     service_id: Text | None = Field(None, max_length=100)
+    model: ModelId | None = None
+    system_prompt: SystemPrompt | None = None
+    temperature: Temperature | None = Field(None, description="null: the model's default")
 
 
 class MessageOut(Schema):
@@ -131,7 +148,7 @@ class AssistantReplyOut(Schema):
 
 
 class RegenerateIn(Input):
-    model: Text | None = Field(None, max_length=100, description="reserved for model choice")
+    model: ModelId | None = Field(None, description="answer with this model, this once")
 
 
 class EditIn(Input):

@@ -43,6 +43,7 @@ MessageId = Annotated[Text, Field(min_length=1, max_length=100)]
 class MessageRegenerateFrame(Input):
     type: Literal["message.regenerate"]
     message_id: MessageId
+    model: Text | None = Field(None, max_length=100)  # this reply only (GET /models)
 
 
 class MessageEditFrame(Input):

@@ -24,6 +24,7 @@ from agent.events import AgentEvent, FinishedEvent
 from agent.runner import Turn
 from core.db_async import db_async
 from core.errors import Invalid, NotFound, TooLarge
+from core.llm_catalog import acheck_model
 
 from .. import agent_service, events, summaries
 from ..models import Message, ReplyRun
@@ -107,6 +108,7 @@ async def start_reply(
     client_id: Any = None,
     kind: store.Kind = "send",
     message_id: Any = None,
+    model: str | None = None,
     on_error: ErrorCallback | None = None,
 ) -> StartedReply:
     """Start a reply: to a new message (send), or a new version of an earlier one.
@@ -115,6 +117,8 @@ async def start_reply(
     - regenerate: answer the user message `message_id` answers (or is) again;
     - edit: store `content` beside the user message `message_id` and answer it;
     - continue: go on from the cut-off reply `message_id`, as a new version of it.
+
+    `model` (regenerate) writes this reply with another model than the conversation's.
 
     Without `conversation_id` the conversation is the message's. Raises NotFound,
     Invalid, TooLarge, RateLimited, or Conflict(code="busy") when a reply is already
@@ -126,6 +130,8 @@ async def start_reply(
         client_id = clean_client_id(client_id)
     else:
         content = client_id = None
+    if model:
+        await acheck_model(model)
     ask = store.Ask(kind=kind, content=content, client_id=client_id, message_id=message_id)
     await acheck_rate(user_id=user.pk)
     if conversation_id is None:
@@ -152,7 +158,7 @@ async def start_reply(
             claimed = await claim()
         if not claimed.created:
             return _repeated(hub, claimed)
-        run = ReplyRunner(hub, claimed, on_error)
+        run = ReplyRunner(hub, claimed, on_error, model=model or None)
         run.begin()
         return StartedReply(claimed.user_message, run.run_id, True, run.done)
 
@@ -197,8 +203,16 @@ async def sync_state(*, user: Any, conversation_id: Any, after: int) -> SyncStat
 class ReplyRunner:
     """One reply run in this process, from its claim to its follow-ups."""
 
-    def __init__(self, hub: Hub, claimed: store.Claim, on_error: ErrorCallback | None) -> None:
+    def __init__(
+        self,
+        hub: Hub,
+        claimed: store.Claim,
+        on_error: ErrorCallback | None,
+        *,
+        model: str | None = None,
+    ) -> None:
         assert claimed.run is not None
+        self.model = model
         self.hub = hub
         self.conversation = claimed.conversation
         self.question = claimed.user_message
@@ -284,6 +298,7 @@ class ReplyRunner:
                 reply_id=self.run_id,
                 resume_after=self.claimed.resume_after,
                 continues=self.claimed.continues,
+                model=self.model,
             )
             if self.deleted:
                 self.turn.discard()

@@ -71,7 +71,7 @@ def fake_agent(monkeypatch) -> dict[str, list[Any]]:
     async def copy(*, source_id, target_id, up_to):
         calls["copy"].append((str(source_id), str(target_id), str(up_to.pk)))
 
-    async def summarize(*, messages, max_words=None):
+    async def summarize(*, messages, max_words=None, **_):
         calls["summarize"].append(([m.content for m in messages], max_words))
         return "Main points: plans.\nDecisions: none.\nNext actions: write tests."
 

@@ -84,7 +84,7 @@ async def test_a_slow_automatic_summary_never_delays_the_reply(alice, fake_agent
     fake_agent.delay = 0
     summarized = asyncio.Event()
 
-    async def slow_summary(*, messages, max_words=None):
+    async def slow_summary(*, messages, max_words=None, **_):
         await asyncio.sleep(2)
         summarized.set()
         return "Main points: greetings.\nDecisions: none.\nNext actions: none."

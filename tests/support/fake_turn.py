@@ -86,6 +86,7 @@ class FakeAgent:
         reply_id: Any,
         resume_after: Any = None,
         continues: Any = None,
+        model: str | None = None,
     ) -> FakeTurn:
         self.calls.append(user_message.content)
         tokens = self.reply(user_message.content) if self.reply else self.tokens

@@ -1,0 +1,55 @@
+"""`/me/settings`: the user's default model and custom instructions."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from django.http import HttpRequest
+from ninja import Field, Router, Schema
+
+from core.schemas import Input, Text
+
+from .preferences import (
+    INSTRUCTIONS_MAX_CHARS,
+    get_user_settings,
+    update_user_settings,
+    user_settings_to_dict,
+)
+
+router = Router(tags=["settings"])
+
+
+class ErrorBody(Schema):
+    code: str
+    message: str
+
+
+class ErrorOut(Schema):
+    error: ErrorBody
+
+
+ERRORS = {code: ErrorOut for code in (400, 401, 422, 429)}
+ModelId = Annotated[Text, Field(max_length=100)]
+
+
+class UserSettingsOut(Schema):
+    default_model: str = Field(description="blank: the site's default model")
+    custom_instructions: str = Field(description="added to every conversation's instructions")
+
+
+class UserSettingsPatchIn(Input):
+    default_model: ModelId | None = Field(None, description="an id GET /models lists, or blank")
+    custom_instructions: Annotated[Text, Field(max_length=INSTRUCTIONS_MAX_CHARS)] | None = None
+
+
+@router.get("/me/settings", response={200: UserSettingsOut, **ERRORS})
+def read_settings(request: HttpRequest):
+    """Read your default model and custom instructions."""
+    return user_settings_to_dict(get_user_settings(user=request.auth))
+
+
+@router.patch("/me/settings", response={200: UserSettingsOut, **ERRORS})
+def change_settings(request: HttpRequest, payload: UserSettingsPatchIn):
+    """Change your default model (an unknown one → 422) and/or custom instructions."""
+    changes = {k: v for k, v in payload.dict(exclude_unset=True).items() if v is not None}
+    return user_settings_to_dict(update_user_settings(user=request.auth, **changes))

@@ -1,0 +1,59 @@
+"""Each user's chat settings: the default model and custom instructions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.db import transaction
+
+from core.errors import Invalid
+from core.llm_catalog import check_model
+
+from .models import UserSettings
+
+INSTRUCTIONS_MAX_CHARS = 8000
+EDITABLE_FIELDS = {"default_model", "custom_instructions"}
+
+
+def get_user_settings(*, user: Any) -> UserSettings:
+    """Return the user's settings (unsaved defaults when they never changed any)."""
+    found = UserSettings.objects.filter(user_id=user.pk).first()
+    return found if found is not None else UserSettings(user_id=user.pk)
+
+
+aget_user_settings = sync_to_async(get_user_settings)
+
+
+@transaction.atomic
+def update_user_settings(*, user: Any, **changes: Any) -> UserSettings:
+    """Change the default model and/or custom instructions; validate all first."""
+    unknown = set(changes) - EDITABLE_FIELDS
+    if unknown:
+        raise Invalid(f"Unknown field: {', '.join(sorted(unknown))}.")
+    cleaned: dict[str, Any] = {}
+    if "default_model" in changes:
+        model = changes["default_model"]
+        if not isinstance(model, str):
+            raise Invalid("default_model must be a string (blank: the site's default).")
+        cleaned["default_model"] = check_model(model.strip())
+    if "custom_instructions" in changes:
+        text = changes["custom_instructions"]
+        if not isinstance(text, str) or len(text) > INSTRUCTIONS_MAX_CHARS:
+            raise Invalid(
+                f"Custom instructions are text of at most {INSTRUCTIONS_MAX_CHARS} characters."
+            )
+        cleaned["custom_instructions"] = text
+    found, _created = UserSettings.objects.select_for_update().get_or_create(user_id=user.pk)
+    for field, value in cleaned.items():
+        setattr(found, field, value)
+    found.save()
+    return found
+
+
+def user_settings_to_dict(found: UserSettings) -> dict[str, Any]:
+    """Return the settings as the API shows them."""
+    return {
+        "default_model": found.default_model,
+        "custom_instructions": found.custom_instructions,
+    }

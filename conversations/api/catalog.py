@@ -1,0 +1,33 @@
+"""`GET /models`: the chat models users may pick."""
+
+from __future__ import annotations
+
+from asgiref.sync import sync_to_async
+from django.http import HttpRequest
+from ninja import Router, Schema
+
+from core.llm_catalog import list_models
+
+from .schemas import ErrorOut
+
+router = Router(tags=["models"])
+ERRORS = {code: ErrorOut for code in (401, 429)}
+
+
+class ModelOut(Schema):
+    id: str
+    default: bool
+    context_window: int
+    vision: bool
+
+
+class ModelList(Schema):
+    items: list[ModelOut]
+
+
+@router.get("/models", response={200: ModelList, **ERRORS})
+async def get_models(request: HttpRequest):
+    """List the models users may pick, the default first (CHAT_MODELS; `auto` asks the
+    model server, cached for five minutes)."""
+    models = await sync_to_async(list_models, thread_sensitive=False)()
+    return {"items": [vars(m) for m in models]}
