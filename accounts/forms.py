@@ -4,6 +4,7 @@ from django import forms
 from django.contrib.auth.forms import UserCreationForm
 from django.utils.translation import gettext_lazy as _
 
+from .preferences import INSTRUCTIONS_MAX_CHARS
 from .tokens import NAME_MAX_LENGTH
 
 
@@ -14,3 +15,22 @@ class SignupForm(UserCreationForm):
 
 class ApiTokenForm(forms.Form):
     name = forms.CharField(label=_("Name"), max_length=NAME_MAX_LENGTH)
+
+
+class UserSettingsForm(forms.Form):
+    default_model = forms.ChoiceField(label=_("Default model"), required=False)
+    custom_instructions = forms.CharField(
+        label=_("Custom instructions"),
+        required=False,
+        max_length=INSTRUCTIONS_MAX_CHARS,
+        strip=False,
+        widget=forms.Textarea(attrs={"rows": 8}),
+        help_text=_(
+            "Added to the instructions of every conversation, e.g. who you are and how "
+            "you like answers."
+        ),
+    )
+
+    def __init__(self, *args, models=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["default_model"].choices = [("", _("The site's default")), *models]

@@ -11,8 +11,10 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
 from core.errors import ServiceError
+from core.llm_catalog import list_models
 
-from .forms import ApiTokenForm, SignupForm
+from .forms import ApiTokenForm, SignupForm, UserSettingsForm
+from .preferences import get_user_settings, update_user_settings
 from .tokens import create_api_token, list_api_tokens, revoke_api_token
 
 
@@ -62,3 +64,29 @@ def revoke_token(request: HttpRequest, token_id: int) -> HttpResponse:
         return render(request, "404.html", {"detail": exc.message}, status=404)
     messages.success(request, _("Token revoked."))
     return redirect("tokens")
+
+
+@require_http_methods(["GET", "POST"])
+def preferences(request: HttpRequest) -> HttpResponse:
+    """The default model and custom instructions."""
+    models = [(m.id, m.id) for m in list_models()]
+    current = get_user_settings(user=request.user)
+    initial = {
+        "default_model": current.default_model,
+        "custom_instructions": current.custom_instructions,
+    }
+    form = UserSettingsForm(request.POST or None, initial=initial, models=models)
+    status = 200
+    if request.method == "POST":
+        if form.is_valid():
+            try:
+                update_user_settings(user=request.user, **form.cleaned_data)
+            except ServiceError as exc:
+                form.add_error(None, exc.message)
+                status = 400
+            else:
+                messages.success(request, _("Settings saved."))
+                return redirect("preferences")
+        else:
+            status = 400
+    return render(request, "accounts/preferences.html", {"form": form}, status=status)

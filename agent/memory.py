@@ -18,6 +18,8 @@ from langgraph.constants import TAG_NOSTREAM
 
 from agent import prompts
 from agent.config import AgentConfig
+from agent.offline import summarize_extractively
+from agent.summary_check import SummaryRefused, refusal
 from agent.tokens import (
     detect_language,
     estimate_message_tokens,
@@ -176,6 +178,19 @@ def _split_merge_reply(text: str, first: str, second: str) -> tuple[str, str]:
     return f"{first}\n{second}", text.strip()
 
 
+def _user_said(messages: Sequence[BaseMessage]) -> str:
+    """Return what the user said in `messages` (the facts a summary must keep)."""
+    return "\n".join(message_text(m) for m in messages if isinstance(m, HumanMessage))
+
+
+def checked(text: str, *, source: str, stated: str, language: str, replies: list[AIMessage]) -> str:
+    """Return `text` if it may replace `source`; else raise SummaryRefused."""
+    reason = refusal(text, source=source, stated=stated, language=language)
+    if reason is not None:
+        raise SummaryRefused(reason, replies)
+    return text.strip()
+
+
 async def fold_into_segments(
     model: BaseChatModel,
     summaries: list[str],
@@ -186,23 +201,33 @@ async def fold_into_segments(
     """Summarize `old` into a new segment; merge the two oldest on overflow (one call)."""
     words = segment_max_words(config)
     lines = transcript(old)
+    said = _user_said(old)
     overflow = len(summaries) + 1 > config.memory_max_summaries
-    if overflow and config.summary_overflow == "drop":
-        system = _system(prompts.SUMMARIZE_SYSTEM, language, words)
-        reply = await _summarize(model, system, prompts.SUMMARIZE_REQUEST.format(transcript=lines))
-        kept = [*summaries, message_text(reply).strip()][-config.memory_max_summaries :]
-        return kept, [reply], "dropped the oldest summary"
     if overflow and len(summaries) >= 2 and config.memory_max_summaries >= 2:
-        first, second, *rest = summaries
-        request = prompts.MERGE_REQUEST.format(first=first, second=second, transcript=lines)
-        reply = await _summarize(model, _system(prompts.MERGE_SYSTEM, language, words), request)
-        merged, new = _split_merge_reply(message_text(reply), first, second)
-        return [merged, *rest, new], [reply], "merged the two oldest summaries"
-    if overflow:  # a window of one segment: fold everything into it
+        if config.summary_overflow != "drop":
+            first, second, *rest = summaries
+            request = prompts.MERGE_REQUEST.format(first=first, second=second, transcript=lines)
+            reply = await _summarize(model, _system(prompts.MERGE_SYSTEM, language, words), request)
+            merged, new = _split_merge_reply(message_text(reply), first, second)
+            both = f"{first}\n{second}"
+            merged = checked(merged, source=both, stated=both, language=language, replies=[reply])
+            new = checked(new, source=lines, stated=said, language=language, replies=[reply])
+            return [merged, *rest, new], [reply], "merged the two oldest summaries"
+    elif overflow and config.summary_overflow != "drop":
+        # A window of one segment: fold everything into it.
         return await compress_into_one(model, summaries, old, language, words * 4 // 3)
     system = _system(prompts.SUMMARIZE_SYSTEM, language, words)
     reply = await _summarize(model, system, prompts.SUMMARIZE_REQUEST.format(transcript=lines))
-    return [*summaries, message_text(reply).strip()], [reply], "added a summary"
+    text = checked(
+        message_text(reply), source=lines, stated=said, language=language, replies=[reply]
+    )
+    if overflow:  # seed 001's window: the oldest summary goes
+        return (
+            [*summaries, text][-config.memory_max_summaries :],
+            [reply],
+            "dropped the oldest summary",
+        )
+    return [*summaries, text], [reply], "added a summary"
 
 
 async def compress_into_one(
@@ -215,7 +240,18 @@ async def compress_into_one(
     """Fold every summary and `old` into one segment of at most `max_tokens`."""
     words = max(20, int(max_tokens * 0.6))
     block = "\n\n".join(f"({i}) {s}" for i, s in enumerate(summaries, 1)) or "(none)"
-    request = prompts.COMPRESS_REQUEST.format(summaries=block, transcript=transcript(old))
-    reply = await _summarize(model, _system(prompts.SUMMARIZE_SYSTEM, language, words), request)
+    lines = transcript(old)
+    system = _system(prompts.SUMMARIZE_SYSTEM, language, words)
+    request = prompts.COMPRESS_REQUEST.format(summaries=block, transcript=lines)
+    reply = await _summarize(model, system, request)
+    stated = "\n".join([*summaries, _user_said(old)])
+    reason = refusal(
+        message_text(reply), source=f"{block}\n{lines}", stated=stated, language=language
+    )
+    if reason is not None:
+        # Over the size threshold the messages cannot stay: keep what the user said,
+        # extracted word for word, instead of a summary that lost or invented facts.
+        text = truncate_to_tokens(summarize_extractively(message_text(system), request), max_tokens)
+        return [text], [reply], f"compressed into one extract (summary refused: {reason})"
     text = truncate_to_tokens(message_text(reply).strip(), max_tokens)
     return [text], [reply], "compressed into one summary"

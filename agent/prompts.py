@@ -77,6 +77,18 @@ Messages to fold in:
 
 LANGUAGE_NAMES = {"ko": "Korean", "en": "English"}
 
+# Fakes recognise the title request by this first line.
+TITLE_MARKER = "You name conversations."
+TITLE_SYSTEM = (
+    TITLE_MARKER
+    + """
+Write a title for the conversation that starts below: what it is about, in {language_name},
+at most {max_chars} characters, no quotes, no final period. Output only the title."""
+)
+TITLE_REQUEST = """User: {question}
+
+Assistant: {answer}"""
+
 OFFLINE_NOTICE = {
     "ko": (
         "지금은 내장 오프라인 모델이 답하고 있습니다. 실제 모델을 쓰려면 "

@@ -95,16 +95,30 @@ def planted_in(text: str, keep_last: int | None) -> list[str]:
     return found[-keep_last:] if keep_last else found
 
 
+# What a summary says besides the planted facts, in the language the prompt asks for.
+TOPIC = {
+    "Korean": "사용자는 업무 계획, 온보딩, 지원 대기 목록과 주간 회의에 대해 이야기했다.",
+    "English": "The user talked about planning, onboarding, the support backlog and meetings.",
+}
+
+
+def summary_text(text: str, keep_last: int | None, language: str) -> str:
+    """Return the planted facts found in `text` (all, or the newest few) and the topic."""
+    return " ".join([*planted_in(text, keep_last), TOPIC[language]])
+
+
 def summarizer_reply(body: dict[str, Any], keep_last: int | None) -> Reply:
-    """Summarize like a model that keeps the planted facts (all, or the newest few)."""
+    """Summarize like a model that keeps the planted facts (all, or the newest few), in
+    the language the prompt asks for."""
     system = message_texts(body, "system")[0]
     request = message_texts(body, "user")[-1]
+    language = "Korean" if "Write in Korean" in system else "English"
     if prompts.MERGED_MARKER in system:
         earlier, _, newer = request.partition("Newer messages:")
-        merged = " ".join(planted_in(earlier, keep_last)) or "Small talk about work."
-        new = " ".join(planted_in(newer, keep_last)) or "Small talk about work."
+        merged = summary_text(earlier, keep_last, language)
+        new = summary_text(newer, keep_last, language)
         return Reply(text=f"{prompts.MERGED_MARKER}\n{merged}\n{prompts.NEW_MARKER}\n{new}")
-    return Reply(text=" ".join(planted_in(request, keep_last)) or "Small talk about work.")
+    return Reply(text=summary_text(request, keep_last, language))
 
 
 def make_responder(keep_last: int | None):

@@ -37,6 +37,7 @@ urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/signup/", account_views.signup, name="signup"),
+    path("settings/", account_views.preferences, name="preferences"),
     path("settings/tokens/", account_views.tokens, name="tokens"),
     path("settings/tokens/<int:token_id>/revoke/", account_views.revoke_token, name="token_revoke"),
     # The language switcher works before logging in too.

@@ -115,6 +115,9 @@ def conversation_header(conversation: Conversation, include_metadata: bool) -> d
         "summary_at": _iso(conversation.summary_at),
         "created_at": _iso(conversation.created_at),
         "current_message_id": _id(conversation.current_message_id),
+        "model": conversation.model,
+        "system_prompt": conversation.system_prompt,
+        "temperature": conversation.temperature,
     }
     if include_metadata:
         header |= {

@@ -49,6 +49,9 @@ def fork_conversation(
         description=source.description,
         project=source.project,
         service_id=source.service_id,
+        model=source.model,
+        system_prompt=source.system_prompt,
+        temperature=source.temperature,
         parent_conversation=source,
         forked_from_message=message,
     )

@@ -14,10 +14,11 @@ from pydantic import ValidationError, model_validator
 
 from core import schemas
 from core.errors import ServiceError, TooLarge
+from core.llm_catalog import find_model
 from core.schemas import Input, JsonObject, Text, Time
 
 from . import events
-from .models import TITLE_MAX_LENGTH, Conversation, Message
+from .models import INSTRUCTIONS_MAX_CHARS, TITLE_MAX_LENGTH, Conversation, Message
 from .services import DESCRIPTION_MAX_LENGTH, SERVICE_ID_MAX_LENGTH
 from .tree import Tree
 
@@ -81,6 +82,9 @@ class ImportedConversation(Input):
     parent_conversation_id: Text | None = Field(None, max_length=100)
     forked_from_message_id: Text | None = Field(None, max_length=100)
     current_message_id: Text | None = Field(None, max_length=100)
+    model: Text | None = Field("", max_length=100, description="kept when still on offer")
+    system_prompt: Text | None = Field("", max_length=INSTRUCTIONS_MAX_CHARS)
+    temperature: float | None = Field(None, ge=0, le=2, allow_inf_nan=False)
 
 
 class ExportFile(Input):
@@ -160,6 +164,11 @@ def import_conversation(*, user: Any, raw: bytes | str) -> Conversation:
         service_id=header.service_id or "",
         summary=header.summary or "",
         summary_at=header.summary_at,
+        # A model this site does not offer falls back to the default, as for a model
+        # taken off the list later.
+        model=header.model if header.model and find_model(header.model) else "",
+        system_prompt=header.system_prompt or "",
+        temperature=header.temperature,
     )
     now = timezone.now()
     new_ids = {row.id: uuid.uuid4() for row in rows if row.id is not None}

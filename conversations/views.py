@@ -21,12 +21,13 @@ from ninja import Field, Schema
 from pydantic import ValidationError
 
 from core.errors import NotFound, ServiceError
+from core.llm_catalog import list_models
 from core.schemas import Text
 
 from . import branches, exports, search, selectors, services
 from .api.conversations import export_response
 from .api.schemas import ConversationCreateIn, ProjectId, Status
-from .models import Conversation
+from .models import INSTRUCTIONS_MAX_CHARS, Conversation
 from .tree import with_siblings
 
 PAGE_SIZE = 50
@@ -43,6 +44,11 @@ def _conversation_or_404(request: HttpRequest, conversation_id: Any) -> Conversa
         )
     except NotFound as exc:
         raise Http404(exc.message) from None
+
+
+def _model_choices() -> dict[str, Any]:
+    """Return the models a picker offers (the default first)."""
+    return {"models": list_models()}
 
 
 def _sidebar(request: HttpRequest) -> dict[str, Any]:
@@ -136,6 +142,7 @@ def home(request: HttpRequest) -> HttpResponse:
     context.update(
         {
             **_sidebar(request),
+            **_model_choices(),
             "statuses": Conversation.Status.choices,
             "hits": hits,
             "query": request.GET,
@@ -152,10 +159,11 @@ def create(request: HttpRequest) -> HttpResponse:
             {
                 "title": request.POST.get("title", ""),
                 "project_id": request.POST.get("project") or None,
+                "model": request.POST.get("model", ""),
             }
         )
         conversation = services.create_conversation(
-            user=request.user, title=form.title, project=form.project_id
+            user=request.user, title=form.title, project=form.project_id, model=form.model
         )
     except ValidationError as exc:
         return HttpResponseBadRequest(exc.errors()[0]["msg"])
@@ -201,6 +209,8 @@ def detail(request: HttpRequest, conversation_id: Any) -> HttpResponse:
             "has_older": _has_older(message_list),
             "forks": forks,
             **_sidebar(request),
+            **_model_choices(),
+            "instructions_max_chars": INSTRUCTIONS_MAX_CHARS,
             "message_max_chars": settings.MESSAGE_MAX_CHARS,
         },
     )

@@ -20,6 +20,7 @@ __all__ = [
     "acheck_model",
     "amodel_in_force",
     "check_model",
+    "find_model",
     "list_models",
     "model_in_force",
 ]
@@ -63,6 +64,11 @@ def get_catalog() -> Catalog:
 def list_models() -> list[ModelInfo]:
     """Return the models users may pick, the default first."""
     return get_catalog().models()
+
+
+def find_model(model_id: str) -> ModelInfo | None:
+    """Return the model `model_id` if users may pick it."""
+    return get_catalog().find(model_id)
 
 
 def check_model(model_id: str) -> str:

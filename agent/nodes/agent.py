@@ -22,6 +22,7 @@ from langchain_openai import ChatOpenAI
 from langgraph.runtime import Runtime
 
 from agent import prompts
+from agent.capabilities import REFUSALS, mark_no_tools
 from agent.llm import model_label
 from agent.memory import conversation_language, format_summaries
 from agent.openai_stream import astream_message
@@ -161,6 +162,26 @@ async def stream_model(
     return message
 
 
+async def stream_without_refused_tools(
+    context: AgentContext, prompt: list[BaseMessage], tools: Sequence[BaseTool]
+) -> AIMessage:
+    """Call the model; if its server refuses the request because of the tools, answer
+    without them, and remember not to send them to that model again."""
+    try:
+        return await stream_model(context.llm, prompt, tools)
+    except REFUSALS as exc:
+        if not tools:
+            raise
+        refused = exc
+    try:
+        response = await stream_model(context.llm, prompt, [])
+    except Exception:
+        raise refused from None  # not the tools: the first error is the one to report
+    mark_no_tools(context.config)
+    emit_thinking("generate", "the model server does not accept tools; answered without them")
+    return response
+
+
 async def agent(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
     """Answer, or ask for tools; past the round cap answer without tools."""
     context = runtime.context
@@ -188,7 +209,7 @@ async def agent(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, 
         if final
         else f"calling the model (round {iterations + 1})",
     )
-    response = await stream_model(context.llm, prompt, tools)
+    response = await stream_without_refused_tools(context, prompt, tools)
     actual = (response.usage_metadata or {}).get("input_tokens") or None
     ledger = {**ledger, "actual_input_tokens": actual}
     update: dict[str, Any] = {

@@ -17,6 +17,7 @@ from agent.memory import (
 from agent.nodes.agent import system_prompt
 from agent.progress import emit_thinking
 from agent.state import AgentContext, AgentState, add_usage
+from agent.summary_check import SummaryRefused
 from agent.tokens import estimate_tokens
 from agent.tools import tool_schemas_json, tools_for
 
@@ -60,6 +61,14 @@ async def memory(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str,
                 language,
                 max(16, int(room / calibration)),
             )
+    except SummaryRefused as refused:  # keep the messages; the next turn tries again
+        emit_thinking(
+            "memory", f"summary refused ({refused.reason}); kept every message, will retry"
+        )
+        internal = state.get("internal_usage")
+        for reply in refused.replies:
+            internal = add_usage(internal, reply)
+        return {"internal_usage": internal}
     except Exception as exc:  # keep the messages; the next turn tries again
         emit_thinking("memory", f"summarizing failed ({type(exc).__name__}); kept every message")
         return {}

@@ -9,6 +9,7 @@ from functools import lru_cache
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
+from agent.capabilities import supports_tools
 from agent.state import AgentContext
 from agent.tools.calculator import calculator
 from agent.tools.clock import get_current_datetime
@@ -34,7 +35,10 @@ __all__ = ["CONTEXT_KEY", "TOOLS", "tool_schemas_json", "tools_for"]
 
 
 def tools_for(context: AgentContext) -> list[BaseTool]:
-    """Return the tools that make sense for this run (search only when it can find)."""
+    """Return the tools that make sense for this run (search only when it can find;
+    none for a model whose server refuses tools)."""
+    if not supports_tools(context.config):
+        return []
     chosen = [calculator, get_current_datetime]
     if context.has_documents:
         chosen.append(search_documents)

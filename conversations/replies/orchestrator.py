@@ -26,7 +26,7 @@ from core.db_async import db_async
 from core.errors import Invalid, NotFound, TooLarge
 from core.llm_catalog import acheck_model
 
-from .. import agent_service, events, summaries
+from .. import agent_service, events, summaries, titles
 from ..models import Message, ReplyRun
 from ..realtime import progress
 from ..realtime.coalescer import Coalescer
@@ -385,6 +385,14 @@ class ReplyRunner:
     def _follow_up(self, finished: store.Finished) -> None:
         """Schedule what may run after the reply is out (never delays it)."""
         conversation = finished.conversation
+        if titles.wants_model_title(conversation, finished.question, finished.message):
+            assert finished.question is not None
+            self.hub.start_task(
+                titles.awrite_model_title(
+                    conversation=conversation, question=finished.question, reply=finished.message
+                ),
+                name=f"title-{conversation.pk}",
+            )
         self.hub.start_task(
             summaries.maybe_auto_summarize(conversation.pk, current=conversation),
             name=f"auto-summary-{conversation.pk}",

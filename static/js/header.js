@@ -28,7 +28,20 @@ export function initHeader(root, conversationId) {
     if (conversation.summary) showSummary(conversation.summary, conversation.summary_at);
     const project = document.getElementById("project-select");
     if (document.activeElement !== project) project.value = conversation.project_id ?? "";
+    showInstructions(conversation);
     showStats(conversation.message_count, conversation.total_tokens_used);
+  }
+
+  // The model and instructions as another tab (or the API) left them.
+  function showInstructions(conversation) {
+    const model = document.getElementById("model-select");
+    if ("model" in conversation && document.activeElement !== model) model.value = conversation.model || "";
+    const menu = document.getElementById("instructions-menu");
+    if (!("system_prompt" in conversation) || menu.open) return;
+    document.getElementById("system-prompt").value = conversation.system_prompt || "";
+    document.getElementById("temperature").value = conversation.temperature ?? "";
+    menu.querySelector("summary").textContent =
+      _("Instructions") + (conversation.system_prompt ? " •" : "");
   }
 
   // "N messages, M tokens": every conversation.updated carries the counters, in every tab.
@@ -115,6 +128,30 @@ export function initHeader(root, conversationId) {
     headerAction(select, async () => {
       updateHeader(await api("PATCH", `/conversations/${conversationId}`, { project_id: value }));
       toast(_("Moved."));
+    });
+  });
+
+  document.getElementById("model-select").addEventListener("change", (event) => {
+    const select = event.currentTarget;
+    headerAction(select, async () => {
+      updateHeader(await api("PATCH", `/conversations/${conversationId}`, { model: select.value }));
+      toast(select.value ? format(_("Answers now come from %(model)s."), { model: select.value })
+        : _("Answers now come from your default model."));
+    });
+  });
+
+  document.getElementById("instructions-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const form = event.currentTarget;
+    const temperature = form.elements.temperature.value.trim();
+    headerAction(document.getElementById("instructions-save"), async () => {
+      const conversation = await api("PATCH", `/conversations/${conversationId}`, {
+        system_prompt: form.elements.system_prompt.value,
+        temperature: temperature === "" ? null : Number(temperature),
+      });
+      document.getElementById("instructions-menu").open = false;
+      updateHeader(conversation);
+      toast(_("Instructions saved."));
     });
   });
 

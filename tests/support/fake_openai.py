@@ -1,4 +1,4 @@
-"""A real OpenAI-compatible HTTP server for tests and benchmarks (stdlib only).
+"""A real OpenAI-compatible HTTP server for tests and benchmarks.
 
     with FakeOpenAI() as server:                # 127.0.0.1, a free port
         server.enqueue("Hello!", Reply(tool_calls=[ToolCall("calculator", {...})]))
@@ -7,6 +7,10 @@
 
 Scripted replies are served first, in order; then `responder(body)` answers.
 A reply can stream slowly, fail with an HTTP status, or break off mid-stream.
+`GET /v1/models` lists `server.models`. Title requests (agent/titles.py) run in the
+background after a first reply, at a moment no script can foresee: they are answered by
+`title_responder` and kept in `server.title_requests`, apart from the script and
+`server.requests`.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from agent import prompts
 
 __all__ = ["FakeOpenAI", "Reply", "ToolCall", "count_tokens", "default_responder"]
 
@@ -113,12 +119,28 @@ def default_responder(body: dict[str, Any]) -> Reply:
     return Reply(text=f"Echo: {users[-1] if users else ''}")
 
 
+def is_title_request(body: dict[str, Any]) -> bool:
+    """Say whether a request asks for a conversation's title."""
+    systems = message_texts(body, "system")
+    return bool(systems) and systems[0].startswith(prompts.TITLE_MARKER)
+
+
+def default_title_responder(body: dict[str, Any]) -> Reply:
+    """Title a conversation with the first four words of its question."""
+    request = message_texts(body, "user")[-1] if message_texts(body, "user") else ""
+    question = request.removeprefix("User: ").split("\n\nAssistant:", 1)[0]
+    return Reply(text=" ".join(question.split()[:4]) or "Untitled")
+
+
 class FakeOpenAI:
     """An OpenAI-compatible chat completions server on 127.0.0.1 (a background thread)."""
 
-    def __init__(self, responder: Responder | None = None) -> None:
+    def __init__(self, responder: Responder | None = None, *, models: list[str] | None = None):
         self.responder: Responder = responder or default_responder
+        self.title_responder: Responder = default_title_responder
+        self.models: list[str] = list(models or ["fake-model"])
         self.requests: list[dict[str, Any]] = []
+        self.title_requests: list[dict[str, Any]] = []
         self.disconnects = 0  # streams the client dropped before their end
         self._queue: deque[Reply | str] = deque()
         self._lock = threading.Lock()
@@ -167,6 +189,11 @@ class FakeOpenAI:
 
     def next_reply(self, body: dict[str, Any]) -> Reply:
         """Record `body` and return the reply to send."""
+        if is_title_request(body):
+            with self._lock:
+                self.title_requests.append(body)
+            reply = self.title_responder(body)
+            return Reply(text=reply) if isinstance(reply, str) else reply
         with self._lock:
             self.requests.append(body)
             scripted = self._queue.popleft() if self._queue else None
@@ -188,6 +215,13 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
         pass
+
+    def do_GET(self) -> None:
+        if not self.path.rstrip("/").endswith("/models"):
+            self._send_json(404, {"error": {"message": "not found", "type": "invalid_request"}})
+            return
+        data = [{"id": m, "object": "model", "owned_by": "fake"} for m in self.fake.models]
+        self._send_json(200, {"object": "list", "data": data})
 
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
