@@ -84,7 +84,7 @@ class ImportedConversation(Input):
     current_message_id: Text | None = Field(None, max_length=100)
     model: Text | None = Field("", max_length=100, description="kept when still on offer")
     system_prompt: Text | None = Field("", max_length=INSTRUCTIONS_MAX_CHARS)
-    temperature: float | None = Field(None, ge=0, le=2, allow_inf_nan=False)
+    temperature: float | None = Field(None, ge=0, le=2, allow_inf_nan=False, strict=True)
 
 
 class ExportFile(Input):

@@ -104,6 +104,16 @@ def fast_password_hashing(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+@pytest.fixture(autouse=True)
+def fresh_model_capabilities():
+    # What a fake server refused in one test must not carry over to the next.
+    from agent.capabilities import forget_capabilities
+
+    forget_capabilities()
+    yield
+    forget_capabilities()
+
+
 def database_url_for_subprocesses() -> str:
     """Return a DATABASE_URL naming the test database, for servers/commands the test starts."""
     from django.db import connection

@@ -81,7 +81,7 @@ ModelId = Annotated[
     Text, Field(max_length=100, description="an id GET /models lists; blank: the default")
 ]
 SystemPrompt = Annotated[Text, Field(max_length=INSTRUCTIONS_MAX_CHARS)]
-Temperature = Annotated[float, Field(ge=0, le=2, allow_inf_nan=False)]
+Temperature = Annotated[float, Field(ge=0, le=2, allow_inf_nan=False, strict=True)]
 
 
 class ConversationCreateIn(Input):

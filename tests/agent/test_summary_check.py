@@ -1,0 +1,76 @@
+"""A summary is checked before it replaces messages: refused ones leave them verbatim."""
+
+from __future__ import annotations
+
+from agent.checkpoint import read_thread
+from agent.summary_check import numbers, refusal
+from tests.agent.helpers import is_summarizer_request, new_id, run_one
+from tests.support.fake_openai import Reply, default_responder, message_texts
+
+SOURCE = (
+    "User: 제 사번은 58213이고 연차는 15일 남았어요.\n"
+    "Assistant: 알겠습니다. 사번 58213, 연차 15일로 기억할게요.\n"
+    "User: 다음 주 화요일에 부산 출장이 있어요.\n"
+)
+SAID = "제 사번은 58213이고 연차는 15일 남았어요.\n다음 주 화요일에 부산 출장이 있어요."
+
+
+def check(summary: str) -> str | None:
+    return refusal(summary, source=SOURCE, stated=SAID, language="ko")
+
+
+def test_a_faithful_summary_in_the_conversations_language_is_accepted():
+    assert check("사용자의 사번은 58213, 남은 연차는 15일. 다음 주 화요일 부산 출장 예정.") is None
+
+
+def test_a_summary_that_is_empty_wrong_language_or_far_too_short_is_refused():
+    assert check("   ") == "empty"
+    assert check("The user's employee number is 58213 and 15 days of leave remain.") == (
+        "wrong language"
+    )
+    long_source = SOURCE + "User: 오늘은 디자인 팀과 분기 계획을 길게 검토했어요.\n" * 60
+    assert refusal("요약", source=long_source, stated="", language="ko") == "far too short"
+
+
+def test_a_summary_that_invents_or_loses_numbers_is_refused():
+    assert check("사용자의 사번은 58213, 남은 연차는 120일. 부산 출장 예정.").startswith(
+        "numbers not in the conversation (120)"
+    )
+    assert check("사용자는 부산 출장을 앞두고 있으며 연차에 대해 이야기했다.").startswith(
+        "lost numbers (2 of 2)"
+    )
+
+
+def test_list_markers_and_one_digit_numbers_are_not_facts():
+    assert numbers("1. 사번 58213\n2) 연차 15일\n(3) 3개 회의") == {"58213", "15"}
+    assert numbers("1,200,000원, 3.5%") == {"1200000", "35"}
+
+
+def korean_then_english_summaries(body: dict) -> Reply:
+    """Answer chat in Korean, and every summary request in English (a weak model)."""
+    if is_summarizer_request(body):
+        return Reply(text="The user talked about work and plans for the week ahead.")
+    users = message_texts(body, "user")
+    if users and "사번" in users[-1]:
+        return Reply(text="네, 기억할게요.")
+    return default_responder(body)
+
+
+async def test_a_refused_summary_keeps_the_messages_and_is_retried_next_turn(
+    online_config, saver, fake_openai
+):
+    fake_openai.responder = korean_then_english_summaries
+    thread = new_id()
+    await run_one(online_config, saver, thread, "제 사번은 58213이에요. 꼭 기억해 주세요.")
+    for n in range(5):
+        result = await run_one(online_config, saver, thread, f"오늘은 회의가 많았어요 ({n})")
+    notes = result.thinking("memory")
+    assert any("summary refused (wrong language)" in n for n in notes)
+    memory = await read_thread(saver, thread)
+    assert memory["summaries"] == []  # nothing replaced the messages
+    agent_calls = [b for b in fake_openai.requests if not is_summarizer_request(b)]
+    assert "58213" in str(agent_calls[-1]["messages"])  # still there, word for word
+
+    await run_one(online_config, saver, thread, "내일도 회의가 있어요")
+    summarizer_calls = [b for b in fake_openai.requests if is_summarizer_request(b)]
+    assert len(summarizer_calls) == 2  # tried again on the next turn
