@@ -51,9 +51,9 @@ async def run_turn(user, conversation, text: str, **ask):
     return reply, sink.frames
 
 
-async def wait_for(check, timeout: float = 5.0):
+async def wait_for(check, seconds: float = 5.0):
     """Poll `check` (sync, database) until it returns something truthy."""
-    for _ in range(int(timeout / 0.05)):
+    for _ in range(int(seconds / 0.05)):
         found = await sync_to_async(check)()
         if found:
             return found
