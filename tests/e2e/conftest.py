@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from django.conf import settings
 from django.test import Client
 
 from tests.conftest import database_url_for_subprocesses, require_service
+from tests.support.fake_openai import FakeOpenAI
 
 CHROMIUM = "/usr/bin/chromium"
 LAUNCH_ARGS = [
@@ -52,17 +54,13 @@ def _wait_until_serving(port: int, server: subprocess.Popen, timeout: float = 60
     raise RuntimeError("Daphne did not start")
 
 
-@pytest.fixture(scope="session")
-def live_server_url(django_db_setup, django_db_blocker, tmp_path_factory) -> Iterator[str]:
-    """Start Daphne (HTTP + websockets) as a real process sharing the test database.
+@contextmanager
+def serve_daphne(var: Path, database_url: str, **overrides: str) -> Iterator[str]:
+    """Run Daphne (HTTP + websockets) as a real process sharing the test database.
 
     A subprocess, not a fork: a fork of this process would inherit executor and pool
     objects whose threads do not exist in the child, and hang on its first database call.
     """
-    require_service(os.path.exists(CHROMIUM), f"Chromium at {CHROMIUM}")
-    with django_db_blocker.unblock():
-        database_url = database_url_for_subprocesses()
-    var = tmp_path_factory.mktemp("server-var")
     env = {
         **os.environ,
         "DATABASE_URL": database_url,
@@ -76,6 +74,7 @@ def live_server_url(django_db_setup, django_db_blocker, tmp_path_factory) -> Ite
     }
     for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "DJANGO_ALLOW_ASYNC_UNSAFE"):
         env.pop(name, None)
+    env.update(overrides)
     port = _free_port()
     log = open(var / "daphne.log", "w")  # noqa: SIM115 - closed below
     server = subprocess.Popen(
@@ -100,6 +99,38 @@ def live_server_url(django_db_setup, django_db_blocker, tmp_path_factory) -> Ite
 
 
 @pytest.fixture(scope="session")
+def live_server_url(django_db_setup, django_db_blocker, tmp_path_factory) -> Iterator[str]:
+    """Daphne with the built-in offline model."""
+    require_service(os.path.exists(CHROMIUM), f"Chromium at {CHROMIUM}")
+    with django_db_blocker.unblock():
+        database_url = database_url_for_subprocesses()
+    with serve_daphne(tmp_path_factory.mktemp("server-var"), database_url) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def model_server(django_db_setup, django_db_blocker, tmp_path_factory):
+    """Daphne pointed at the fake OpenAI-compatible server, which serves two models.
+
+    Yields (the site's URL, the fake server: its `requests` are what the site sent)."""
+    require_service(os.path.exists(CHROMIUM), f"Chromium at {CHROMIUM}")
+    with django_db_blocker.unblock():
+        database_url = database_url_for_subprocesses()
+    with (
+        FakeOpenAI(models=["fake-small", "fake-large"]) as fake,
+        serve_daphne(
+            tmp_path_factory.mktemp("model-server-var"),
+            database_url,
+            OPENAI_API_KEY="test-key",
+            OPENAI_BASE_URL=fake.base_url,
+            CHAT_MODEL="fake-small",
+            CHAT_MODELS="auto",
+        ) as url,
+    ):
+        yield url, fake
+
+
+@pytest.fixture(scope="session")
 def browser(live_server_url):
     """One headless Chromium for the session (launched after the server is forked)."""
     from playwright.sync_api import sync_playwright
@@ -112,12 +143,14 @@ def browser(live_server_url):
 
 @pytest.fixture
 def new_context(browser, live_server_url):
-    """Make browser contexts (closed after the test); pass a user to be logged in."""
+    """Make browser contexts (closed after the test); pass a user to be logged in, and
+    `base_url` for another server than the offline one."""
     contexts = []
 
     def make(user=None, *, locale: str = "en-US", color_scheme: str = "light", **extra):
+        base_url = extra.pop("base_url", live_server_url)
         context = browser.new_context(
-            base_url=live_server_url,
+            base_url=base_url,
             locale=locale,
             color_scheme=color_scheme,
             viewport=extra.pop("viewport", {"width": 1280, "height": 800}),
@@ -129,9 +162,7 @@ def new_context(browser, live_server_url):
             client = Client()
             client.force_login(user)
             cookie = client.cookies[settings.SESSION_COOKIE_NAME]
-            context.add_cookies(
-                [{"name": cookie.key, "value": cookie.value, "url": live_server_url}]
-            )
+            context.add_cookies([{"name": cookie.key, "value": cookie.value, "url": base_url}])
         contexts.append(context)
         return context
 

@@ -1,0 +1,85 @@
+"""Models and instructions in the browser: pick a model, write a system prompt, send."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from accounts.preferences import get_user_settings
+from conversations import services
+from conversations.models import Conversation
+from tests.support.fake_openai import message_texts
+
+from .conftest import SCREENSHOTS, watch
+from .test_chat import _open, _send
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def test_pick_a_second_model_set_a_system_prompt_and_send(
+    new_context, model_server, alice, page_errors
+):
+    url, fake = model_server
+    conversation = services.create_conversation(user=alice, title="Pirates")
+    page = _open(new_context, alice, conversation, base_url=url)
+    watch(page, page_errors)
+
+    picker = page.locator("#model-select")
+    expect(picker.locator("option")).to_have_count(3)  # the default, and the server's two
+    picker.select_option("fake-large")
+    expect(page.locator(".toast").last).to_contain_text("fake-large")
+
+    page.locator("#instructions-menu summary").click()
+    page.fill("#system-prompt", "Answer like a pirate.")
+    page.fill("#temperature", "0.4")
+    page.locator("#instructions-save").click()
+    expect(page.locator("#instructions-menu summary")).to_have_text("Instructions •")
+    conversation.refresh_from_db()
+    assert (conversation.model, conversation.system_prompt, conversation.temperature) == (
+        "fake-large",
+        "Answer like a pirate.",
+        0.4,
+    )
+
+    fake.clear()
+    _send(page, "hello there")
+    reply = page.locator("li.message.assistant[data-final='1']").last
+    expect(reply.locator(".content")).to_contain_text("Echo: hello there", timeout=20_000)
+    expect(reply.locator(".meta .model")).to_have_text("fake-large")
+    body = fake.chat_requests()[-1]
+    assert body["model"] == "fake-large" and body["temperature"] == 0.4
+    assert "Answer like a pirate." in message_texts(body, "system")[0]
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.locator("#instructions-menu summary").click()
+    page.screenshot(path=str(SCREENSHOTS / "models-light.png"))
+    assert page_errors == {"errors": [], "dialogs": []}
+
+
+def test_the_settings_page_sets_the_default_model_and_custom_instructions(
+    new_context, model_server, alice, page_errors
+):
+    url, fake = model_server
+    page = new_context(alice, base_url=url).new_page()
+    watch(page, page_errors)
+    page.goto("/settings/")
+    page.select_option("#id_default_model", "fake-large")
+    page.fill("#id_custom_instructions", "I am a night-shift nurse; keep answers short.")
+    page.get_by_role("button", name="Save").click()
+    expect(page.locator(".flash")).to_contain_text("Settings saved.")
+    found = get_user_settings(user=alice)
+    assert found.default_model == "fake-large"
+    assert found.custom_instructions.startswith("I am a night-shift nurse")
+
+    # A new conversation from the list page, left on "your default model".
+    page.goto("/")
+    page.get_by_role("button", name="New conversation").first.click()
+    expect(page.locator("#composer-input")).to_be_enabled()
+    page.wait_for_function("() => window.chatSocket && window.chatSocket.isOpen")
+    fake.clear()
+    _send(page, "good morning")
+    reply = page.locator("li.message.assistant[data-final='1']").last
+    expect(reply.locator(".meta .model")).to_have_text("fake-large", timeout=20_000)
+    body = fake.chat_requests()[-1]
+    assert "night-shift nurse" in message_texts(body, "system")[0]
+    assert Conversation.objects.filter(created_by=alice).latest("created_at").model == ""
+    assert page_errors == {"errors": [], "dialogs": []}
