@@ -18,7 +18,7 @@ from django.db.models import Q
 from django.urls import reverse
 
 from .models import DocumentChunk
-from .scoring import idf_weights, score_chunk, snippet
+from .scoring import idf_weights, overlap_share, score_chunk, snippet
 from .terms import Concept, concepts, tsquery
 
 MAX_K = 20
@@ -35,6 +35,9 @@ class RetrievedChunk(TypedDict):
     section: str
     snippet: str
     score: float
+    # The share of the query's words (IDF-weighted) the passage holds whole: routing by
+    # keywords (agent/nodes/route.py) reads it.
+    overlap: float
     text: str
     chunk_id: int
     section_number: str
@@ -95,6 +98,12 @@ def _best(rows: list[dict[str, Any]], items: list[Concept], k: int) -> list[Retr
                 "section": row["heading"],
                 "snippet": snippet(row["text"], items),
                 "score": round(float(score), 4),
+                "overlap": round(
+                    overlap_share(
+                        items, heading=row["heading"], text=row["text"], weights=row["weights"]
+                    ),
+                    4,
+                ),
                 "text": row["text"],
                 "chunk_id": row["id"],
                 "section_number": row["section_number"],

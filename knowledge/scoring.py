@@ -112,3 +112,19 @@ def snippet(text: str, items: list[Concept], size: int = SNIPPET_CHARS) -> str:
     prefix = "…" if start > 0 else ""
     suffix = "…" if start + size < len(flat) else ""
     return f"{prefix}{piece}{suffix}"
+
+
+def overlap_share(
+    items: list[Concept], *, heading: str, text: str, weights: dict[str, float]
+) -> float:
+    """Return the IDF-weighted share of the query's concepts a chunk holds whole (0–1).
+
+    Unlike `score_chunk` this neither rewards repetition nor heading likeness: it answers
+    "does this passage hold what the question asks about", the routing rule's question.
+    """
+    if not items:
+        return 0.0
+    haystack = f"{heading}\n{text}".lower()
+    total = sum(weights.get(c.word, 1.0) for c in items)
+    found = sum(weights.get(c.word, 1.0) for c in items if _found(c.word, haystack))
+    return found / total if total else 0.0

@@ -20,8 +20,10 @@ async def retrieve(state: AgentState, runtime: Runtime[AgentContext]) -> dict[st
     """Search the user's documents with the latest message; keep the hits for the prompt."""
     messages = state.get("messages", [])
     query = next((message_text(m) for m in reversed(messages) if isinstance(m, HumanMessage)), "")
+    documents = list(state.get("documents") or [])  # found while routing: not searched again
     try:
-        documents = list(await runtime.context.retriever(query, TOP_K))
+        if not documents:
+            documents = list(await runtime.context.retriever(query, TOP_K))
     except Exception as exc:  # a broken index must not sink the answer
         emit_thinking("retrieve", f"document search failed: {type(exc).__name__}")
         return {"documents": []}

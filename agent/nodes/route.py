@@ -1,4 +1,12 @@
-"""Decide rag vs agent: cheap rules first, the LLM only when they cannot tell."""
+"""Decide rag vs agent: cheap rules first, the LLM only when they cannot tell.
+
+For a user with documents the order is: text rules (greetings, arithmetic, "my
+documents"…); then the documents themselves: a passage holding most of the question's
+words sends it to them without asking the model (STRONG_OVERLAP); then the model, when it
+can call functions; and when it cannot decide (no function calling, an error, no parse),
+retrieval's own score (SCORE_THRESHOLD). Both thresholds are calibrated by
+bench/route_calibration.py on the test corpus: 40 questions it answers, 60 it does not.
+"""
 
 from __future__ import annotations
 
@@ -9,10 +17,19 @@ from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field
 
 from agent import intents, prompts
+from agent.capabilities import supports_tools
 from agent.memory import INTERNAL_TAGS
+from agent.nodes.retrieve import TOP_K
 from agent.progress import emit_thinking
 from agent.state import AgentContext, AgentState, Route, add_usage, zero_usage
 from agent.tokens import message_text
+
+# No off-topic question reached 0.59 on either backend; 0.7 keeps a margin (recall 23-33%).
+STRONG_OVERLAP = 0.7
+# Recall 73-78% of the corpus questions, 8-15% of off-topic ones (a third of them chosen to
+# share words with the handbook). A miss answers a document question from nothing; a false
+# hit only adds passages the model may ignore: the lower threshold is the better error.
+SCORE_THRESHOLD = 0.4
 
 
 class RouteDecision(BaseModel):
@@ -37,19 +54,59 @@ def route_by_rules(text: str, has_documents: bool) -> tuple[Route, str] | None:
     return None
 
 
-async def route_by_llm(context: AgentContext, text: str) -> tuple[Route, str, Any]:
-    """Ask the model for a structured routing decision; fall back to agent on failure."""
+async def route_by_llm(context: AgentContext, text: str) -> tuple[Route | None, str, Any]:
+    """Ask the model for a structured routing decision (None: it could not decide)."""
     router = context.llm.with_structured_output(
         RouteDecision, method="function_calling", include_raw=True
     ).with_config(tags=INTERNAL_TAGS, run_name="router")
     try:
         result = await router.ainvoke([SystemMessage(prompts.ROUTER_PROMPT), HumanMessage(text)])
     except Exception as exc:  # the agent call reports a real outage; routing just falls back
-        return "agent", f"router failed ({type(exc).__name__})", None
+        return None, f"router failed ({type(exc).__name__})", None
     decision = result.get("parsed")
     if not isinstance(decision, RouteDecision):
-        return "agent", "router gave no decision", result.get("raw")
+        return None, "router gave no decision", result.get("raw")
     return decision.route, decision.reason, result.get("raw")
+
+
+async def find_passages(context: AgentContext, text: str) -> list[dict[str, Any]]:
+    """Return the best passages for `text` (none when the search fails: routing goes on)."""
+    try:
+        return list(await context.retriever(text, TOP_K))
+    except Exception:
+        return []
+
+
+def route_by_passages(passages: list[dict[str, Any]], *, threshold: str) -> Route:
+    """Return "rag" when the passages clear the threshold: "overlap" (the keyword rule)
+    or "score" (retrieval's own judgement, when the model could not decide)."""
+    if threshold == "overlap":
+        best = max((float(p.get("overlap") or 0) for p in passages), default=0.0)
+        return "rag" if best >= STRONG_OVERLAP else "agent"
+    best = max((float(p.get("score") or 0) for p in passages), default=0.0)
+    return "rag" if best >= SCORE_THRESHOLD else "agent"
+
+
+async def decide(
+    context: AgentContext, text: str
+) -> tuple[Route, str, str, Any, list[dict[str, Any]]]:
+    """Return (route, by what, reason, the router's raw reply, passages already found)."""
+    decided = route_by_rules(text, context.has_documents)
+    if context.continues is not None:
+        decided = ("agent", "continuing a reply")  # the question was routed when first asked
+    if decided is not None:
+        return decided[0], "rule", decided[1], None, []
+    passages = await find_passages(context, text)
+    if route_by_passages(passages, threshold="overlap") == "rag":
+        return "rag", "rule", "the question's words are in your documents", None, passages
+    asked: tuple[Route | None, str, Any] = (None, "the model cannot call functions", None)
+    if supports_tools(context.config):
+        asked = await route_by_llm(context, text)
+    choice, reason, raw = asked
+    if choice is not None:
+        return choice, "llm", reason, raw, passages
+    choice = route_by_passages(passages, threshold="score")
+    return choice, "retrieval score", reason, raw, passages
 
 
 async def route(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
@@ -57,21 +114,17 @@ async def route(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, 
     messages = state.get("messages", [])
     text = next((message_text(m) for m in reversed(messages) if isinstance(m, HumanMessage)), "")
     internal = zero_usage()
-    decided = route_by_rules(text, runtime.context.has_documents)
-    if runtime.context.continues is not None:
-        decided = ("agent", "continuing a reply")  # the question was routed when first asked
-    if decided is not None:
-        choice, reason = decided
-        emit_thinking("route", f"rule: {reason} → {choice}")
-    else:
-        choice, reason, raw = await route_by_llm(runtime.context, text)
-        if raw is not None:
-            internal = add_usage(internal, raw)
-        emit_thinking("route", f"llm: {choice} ({reason})")
+    choice, by, reason, raw, passages = await decide(runtime.context, text)
+    if raw is not None:
+        internal = add_usage(internal, raw)
+    emit_thinking(
+        "route", f"{by}: {reason} → {choice}" if by != "llm" else f"llm: {choice} ({reason})"
+    )
     return {
         "route": choice,
         "route_reason": reason,
-        "documents": [],
+        # Passages found while deciding are not searched for again.
+        "documents": passages if choice == "rag" else [],
         "iterations": 0,
         "tool_results": {},
         "usage": zero_usage(),

@@ -12,6 +12,7 @@ import pytest
 from agent.digest import DIGEST_MARKER
 from agent.prompts import SUMMARIZER_MARKER
 from conversations.models import Conversation, Message
+from tests.agent.helpers import memory_responder
 from tests.support.fake_openai import FakeOpenAI, count_tokens, message_texts
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -64,7 +65,8 @@ def request_tokens(body: dict) -> int:
 
 @pytest.fixture
 def server():
-    with FakeOpenAI() as fake:
+    # Summaries as a faithful model writes them (an echo of the request would be refused).
+    with FakeOpenAI(memory_responder) as fake:
         yield fake
 
 

@@ -105,3 +105,66 @@ async def test_the_conversation_page_links_the_citation_to_the_passage(model, al
     assert f'href="{url}"' in page
     passage = (await client.get(url.split("#")[0])).content.decode()
     assert f'id="{url.split("#")[1]}"' in passage and "87 euros" in passage
+
+
+async def test_a_question_in_the_documents_own_words_goes_to_them_without_the_router(model, alice):
+    await sync_to_async(upload_document)(
+        user=alice, filename="travel.md", data=HANDBOOK.encode(), title="Travel handbook"
+    )
+    conversation = await sync_to_async(services.create_conversation)(user=alice)
+    reply, frames = await run_turn(alice, conversation, "Per diem abroad for meals?")
+    assert not [b for b in model.requests if forced_tool(b)]  # nobody asked the model
+    assert "87 euros" in json.dumps(model.requests[-1], ensure_ascii=False)
+    notes = [f["content"] for f in frames if f["type"] == "thinking" and f["step"] == "route"]
+    assert notes == ["rule: the question's words are in your documents → rag"]
+
+
+def refuse_tools(body: dict) -> Reply:
+    """A server without function calling (llama.cpp's without a tool parser, say)."""
+    if body.get("tools"):
+        return Reply(status=400, error_message="tools are not supported by this model")
+    return route_rag_then_echo(body)
+
+
+async def test_a_model_without_function_calling_gets_the_passage_by_retrievals_score(
+    model, alice, monkeypatch
+):
+    from agent.nodes import route
+
+    monkeypatch.setattr(route, "STRONG_OVERLAP", 1.01)  # only the score may decide here
+    model.responder = refuse_tools
+    await sync_to_async(upload_document)(
+        user=alice, filename="travel.md", data=HANDBOOK.encode(), title="Travel handbook"
+    )
+    conversation = await sync_to_async(services.create_conversation)(user=alice)
+    reply, frames = await run_turn(alice, conversation, "How much is the per diem abroad?")
+    assert reply.content == "The per diem is 87 euros."
+    notes = [f["content"] for f in frames if f["type"] == "thinking" and f["step"] == "route"]
+    assert notes[0].startswith("retrieval score: router failed") and notes[0].endswith("rag")
+
+    # The model is now known not to call functions: the next turn asks no router at all.
+    before = len(model.requests)
+    reply, frames = await run_turn(alice, conversation, "When must flights be booked?")
+    later = model.requests[before:]
+    assert len(later) == 1 and not later[0].get("tools")
+    assert "14 days" in json.dumps(later[0], ensure_ascii=False)
+
+
+async def test_an_everyday_question_the_router_cannot_decide_stays_out_of_the_documents(
+    model, alice
+):
+    def unparseable_router(body: dict) -> Reply:
+        if forced_tool(body):
+            return Reply(text="I think maybe rag or agent, hard to say")  # no function call
+        return route_rag_then_echo(body)
+
+    model.responder = unparseable_router
+    await sync_to_async(upload_document)(
+        user=alice, filename="travel.md", data=HANDBOOK.encode(), title="Travel handbook"
+    )
+    conversation = await sync_to_async(services.create_conversation)(user=alice)
+    reply, frames = await run_turn(alice, conversation, "Write a haiku about autumn rain.")
+    assert not [f for f in frames if f["type"] == "sources"]
+    assert "87 euros" not in json.dumps(model.requests[-1], ensure_ascii=False)
+    notes = [f["content"] for f in frames if f["type"] == "thinking" and f["step"] == "route"]
+    assert notes[0] == "retrieval score: router gave no decision → agent"
