@@ -112,7 +112,7 @@ async def test_a_question_in_the_documents_own_words_goes_to_them_without_the_ro
         user=alice, filename="travel.md", data=HANDBOOK.encode(), title="Travel handbook"
     )
     conversation = await sync_to_async(services.create_conversation)(user=alice)
-    reply, frames = await run_turn(alice, conversation, "Per diem abroad for meals?")
+    _reply, frames = await run_turn(alice, conversation, "Per diem abroad for meals?")
     assert not [b for b in model.requests if forced_tool(b)]  # nobody asked the model
     assert "87 euros" in json.dumps(model.requests[-1], ensure_ascii=False)
     notes = [f["content"] for f in frames if f["type"] == "thinking" and f["step"] == "route"]
@@ -163,7 +163,7 @@ async def test_an_everyday_question_the_router_cannot_decide_stays_out_of_the_do
         user=alice, filename="travel.md", data=HANDBOOK.encode(), title="Travel handbook"
     )
     conversation = await sync_to_async(services.create_conversation)(user=alice)
-    reply, frames = await run_turn(alice, conversation, "Write a haiku about autumn rain.")
+    _reply, frames = await run_turn(alice, conversation, "Write a haiku about autumn rain.")
     assert not [f for f in frames if f["type"] == "sources"]
     assert "87 euros" not in json.dumps(model.requests[-1], ensure_ascii=False)
     notes = [f["content"] for f in frames if f["type"] == "thinking" and f["step"] == "route"]
