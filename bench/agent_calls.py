@@ -215,6 +215,36 @@ async def scenario_calls(server: FakeOpenAI, config: AgentConfig) -> dict[str, A
     return result
 
 
+async def no_function_calling(config: AgentConfig) -> dict[str, Any]:
+    """Documents + a model whose server refuses tools (llama.cpp's without a tool parser):
+    the first turn learns it (the refused router and tool calls count), later turns go to
+    retrieval by its score with no router call and no tools."""
+    respond = make_responder(None)
+
+    def refuse_tools(body: dict[str, Any]) -> Reply | str:
+        if body.get("tools"):
+            return Reply(status=400, error_message="tools are not supported")
+        return respond(body)
+
+    saver, thread = InMemorySaver(), str(uuid.uuid4())
+    with FakeOpenAI(refuse_tools) as server:
+        server_config = replace(config, openai_base_url=server.base_url, model="no-tools")
+        result: dict[str, Any] = {}
+        for name, text in (("first_turn", "연차는 며칠이야?"), ("later_turn", "병가는 며칠이야?")):
+            before = len(server.requests)
+            finished = await run(server_config, saver, thread, text)
+            bodies = server.requests[before:]
+            result[name] = {
+                "calls": len(bodies),
+                "router": sum(1 for b in bodies if kind_of(b) == "router"),
+                "with_tools": sum(1 for b in bodies if b.get("tools")),
+                "route": finished["context"].get("route"),
+                "passage_in_prompt": "연차는 15일" in json.dumps(bodies[-1], ensure_ascii=False),
+                "finish_reason": finished["finish_reason"],
+            }
+    return result
+
+
 def user_message(turn: int) -> str:
     """Return the scripted user message of `turn` (~80 tokens, a fact on planted turns)."""
     if turn == 60:
@@ -295,6 +325,7 @@ async def main() -> dict[str, Any]:
             )
             if keep_last is None:
                 output["scenarios"] = await scenario_calls(server, config)
+                output["scenarios"]["rag_no_function_calling"] = await no_function_calling(config)
             output[label] = await memory_comparison(server, config)
     ours = output["fact_keeping"]["ours"]
     output["targets"] = {
@@ -304,6 +335,17 @@ async def main() -> dict[str, Any]:
         "summarizer_calls_le_0.4_per_turn": ours["summarizer_calls_per_turn"] <= 0.4,
         "flat_from_turn10": ours["turn10_60_max_over_mean"] <= 1.5,
         "current_message_verbatim": ours["current_message_verbatim"],
+        "no_function_calling_routes_to_retrieval_without_router": (
+            output["scenarios"]["rag_no_function_calling"]["later_turn"]
+            == {
+                "calls": 1,
+                "router": 0,
+                "with_tools": 0,
+                "route": "rag",
+                "passage_in_prompt": True,
+                "finish_reason": "end_turn",
+            }
+        ),
     }
     return output
 
