@@ -5,4 +5,5 @@ if ! command -v uv >/dev/null 2>&1; then
   echo "Installing uv…" >&2
   python3 -m pip install --quiet --user uv 2>/dev/null || python3 -m pip install --quiet uv
 fi
-uv sync --frozen --quiet
+# --inexact: an optional group installed beside (the real model, `.ci/run`) stays.
+uv sync --frozen --inexact --quiet
