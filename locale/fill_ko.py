@@ -136,6 +136,30 @@ KO = {
     "Chunks": "조각", "Added": "추가한 날짜", "Actions": "작업",
     "No documents yet.": "아직 문서가 없습니다.",
     "Deleted “%(title)s”.": "“%(title)s” 문서를 삭제했습니다.",
+    # Branches
+    "Versions": "버전", "Previous version": "이전 버전", "Next version": "다음 버전",
+    "Edit message": "메시지 수정", "Edit": "수정", "Regenerate reply": "답변 다시 만들기",
+    "Regenerate": "다시 만들기", "Continue reply": "답변 이어 쓰기", "Continue": "이어 쓰기",
+    # Models and instructions
+    "estimated: the model server reported no usage":
+        "추정치: 모델 서버가 사용량을 알려 주지 않았습니다",
+    "Default model": "기본 모델", "Custom instructions": "사용자 지침",
+    "Added to the instructions of every conversation, e.g. who you are and how you like answers.":
+        "모든 대화의 지침에 덧붙습니다. 예: 내가 누구인지, 어떤 답변을 좋아하는지.",
+    "The site's default": "사이트 기본값", "default model": "기본 모델",
+    "custom instructions": "사용자 지침", "Settings saved.": "설정을 저장했습니다.",
+    "The user": "사용자", "Its first words": "첫 문장", "The model": "모델", "model": "모델",
+    "system prompt": "시스템 프롬프트", "temperature": "온도", "Settings": "설정",
+    "New conversations use this model unless you pick another in the conversation.":
+        "대화에서 다른 모델을 고르지 않으면 새 대화는 이 모델을 씁니다.",
+    "Model": "모델", "The model that answers in this conversation": "이 대화에서 답하는 모델",
+    "Instructions": "지침", "System prompt for this conversation": "이 대화의 시스템 프롬프트",
+    "e.g. You are a patient Korean tutor. Answer in short sentences.":
+        "예: 당신은 친절한 한국어 선생님입니다. 짧은 문장으로 답하세요.",
+    "Temperature (0–2; blank: the model's default)": "온도 (0–2, 비우면 모델 기본값)",
+    "Your custom instructions in Settings apply to every conversation.":
+        "설정의 사용자 지침은 모든 대화에 적용됩니다.",
+    "Model of the new conversation": "새 대화의 모델", "Your default model": "내 기본 모델",
 }  # fmt: skip
 
 ENTRY = re.compile(
