@@ -29,6 +29,7 @@ from channels.layers import InMemoryChannelLayer, get_channel_layer
 from core.groups import conversation_group, conversation_of
 
 from . import progress
+from .audience import Audience
 from .continuity import Continuity
 from .frames import dumps
 
@@ -87,6 +88,7 @@ class Hub(Continuity):
         self._publisher: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[Any]] = set()
         self.closing = False
+        self.audience = Audience(self)
         self._init_continuity()
 
     # --- sockets and runs ----------------------------------------------------------
@@ -212,6 +214,8 @@ class Hub(Continuity):
             self.runs[key].cancel("deleted")
         await self._to_sockets(key, frame)
         if self.shared and not item.local_only:
+            if frame_type == "token" and not self.audience.others_listen(key):
+                return  # nobody else listens; a socket joining elsewhere reads the progress
             # The sender hears "sent" once the frame is out to the other processes too, so
             # a reply's text waiting meanwhile leaves with its next chunk (fewer frames and
             # Redis trips under load; see realtime/coalescer.py).
@@ -292,10 +296,15 @@ class Hub(Continuity):
         for key in {*self.sockets, *self.runs} - self._subscribed:
             await self._subscribe(key)
 
+    def is_subscribed(self, key: str) -> bool:
+        """Say whether this process hears what other processes publish to `key`."""
+        return key in self._subscribed
+
     async def _unsubscribe_if_idle(self, key: str) -> None:
         if key in self.sockets or key in self.runs or key not in self._subscribed:
             return
         self._subscribed.discard(key)
+        self.audience.forget(key)
         try:
             await self.layer.group_discard(conversation_group(key), self._channel)
         except Exception:

@@ -23,6 +23,7 @@ from accounts.tokens import create_api_token
 from conversations import services
 from conversations.models import Conversation, Message
 from tests.conftest import require_service, uses_postgres
+from tests.realtime.conftest import stitch
 from tests.support.daphne import free_port, start_daphnes, stop, wait_for_port
 from tests.support.fake_openai import FakeOpenAI, Reply, default_responder, forced_tool
 
@@ -364,3 +365,32 @@ def test_redis_restarting_mid_reply_loses_no_reply(
             assert message["content"] == stored[message_id].content
     replies = [m for m in stored.values() if m.role == "assistant"]
     assert all(m.content == LONG_REPLY and m.finish_reason == "end_turn" for m in replies)
+
+
+async def _join_mid_reply(ports, conversation_id, token) -> tuple[list[dict], list[dict]]:
+    """Start a reply with the only socket on process A; join on B while it streams."""
+    a_port, b_port = ports
+    async with websockets.connect(
+        _url(a_port, conversation_id), additional_headers=_auth(token)
+    ) as a:
+        await a.send(json.dumps({"type": "message.send", "content": "a long one"}))
+        seen_a = await _recv_until(a, "token")
+        seen_a += [json.loads(await a.recv()) for _ in range(5)]  # A publishes no tokens now
+        async with websockets.connect(
+            _url(b_port, conversation_id), additional_headers=_auth(token)
+        ) as b:
+            await b.send(json.dumps({"type": "sync", "after": 0}))
+            seen_b = await _recv_until(b, "generation.finished")
+        seen_a += await _recv_until(a, "generation.finished")
+    return seen_a, seen_b
+
+
+def test_a_socket_joining_mid_reply_on_another_process_gets_every_word(two_daphnes, alice):
+    token = create_api_token(user=alice, name="ws").secret
+    conversation = services.create_conversation(user=alice, title="Late joiner")
+    seen_a, seen_b = asyncio.run(_join_mid_reply(two_daphnes, conversation.id, token))
+    state = next(f for f in seen_b if f["type"] == "sync.state")
+    assert state["generation"] is not None  # B joined while the reply streamed
+    run_id = state["generation"]["run_id"]
+    text = stitch(seen_b, run_id, state["generation"]["text"])  # asserts there is no gap
+    assert text == LONG_REPLY == seen_b[-1]["message"]["content"] == _contiguous(seen_a)
