@@ -45,9 +45,27 @@ def close_database_pools(django_db_setup, django_db_blocker):
     """Close pooled connections before the test database is dropped (PostgreSQL refuses
     to drop a database other sessions still use)."""
     yield
+    import threading
+
     from django.db import connections
 
+    from core import db_async
+
     with django_db_blocker.unblock():
+        # The async DB threads each hold their own connection: close them on those threads
+        # (a barrier puts one close on every thread), or the drop waits on "other users".
+        barrier = threading.Barrier(db_async.DB_THREADS)
+
+        def close_on_thread() -> None:
+            connections.close_all()
+            barrier.wait(timeout=5)
+
+        futures = [db_async._executor.submit(close_on_thread) for _ in range(db_async.DB_THREADS)]
+        for future in futures:
+            try:
+                future.result(timeout=10)
+            except threading.BrokenBarrierError:
+                pass
         for connection in connections.all():
             connection.close()
             if hasattr(connection, "close_pool"):

@@ -136,6 +136,9 @@ def real_model(tmp_path_factory) -> Iterator[RealModel]:
         sys.executable, "-m", "llama_cpp.server", "--model", str(gguf),
         "--model_alias", "smollm2-135m", "--n_ctx", "8192", "--port", str(port),
         "--n_threads", str(SERVER_THREADS), "--seed", str(SEED),
+        # By default a new request cuts the one being generated: its stream just ends, no
+        # finish_reason, then [DONE] (the client sees a normal end). Queue them instead.
+        "--interrupt_requests", "False",
     ]  # fmt: skip
     with open(log, "w") as out:
         server = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=os.environ)
