@@ -99,17 +99,52 @@ def extractive_digest(turns: Sequence[tuple[str, str]], max_words: int) -> Diges
     )
 
 
+# "## Title", "**Title**", or a short "Title:" line.
+HEADING = re.compile(
+    r"^(?:#{1,6}\s*(?P<hashed>.+?)\s*#*"
+    r"|\*\*(?P<bold>[^*]+?)\*\*:?"
+    r"|(?P<plain>[^-*•\d].{0,40}?):)$"
+)
+MAIN_CUE = re.compile(r"main|summary|key points|요약|주요|핵심", re.IGNORECASE)
+SECTION_CUES = (
+    re.compile(r"decision|결정|합의", re.IGNORECASE),
+    re.compile(r"next|action|to-?do|follow|다음|할 ?일|후속", re.IGNORECASE),
+)
+NONE_ITEMS = {"(none)", "none", "(없음)", "없음", "n/a", "-"}
+BULLET = re.compile(r"^(?:[-*•]|\d+[.)])\s+")
+
+
+def _section_of(heading: str) -> int:
+    """Return which section a heading names: 0 main points, 1 decisions, 2 next actions."""
+    for index, cue in enumerate(SECTION_CUES, start=1):
+        if cue.search(heading):
+            return index
+    return 0
+
+
 def parse_digest(text: str, language: str) -> Digest:
-    """Split a model's three-section answer into its parts."""
+    """Split a model's answer into main points, decisions and next actions.
+
+    Headings are recognised by what they say (`## Decisions`, `**결정 사항**`,
+    `Next actions:`), in any order; text before the first heading, or an answer with no
+    headings at all, is kept as main points: a summary is never thrown away for its form.
+    """
     sections: list[list[str]] = [[], [], []]
-    current = -1
+    current = 0
     for line in text.splitlines():
         stripped = line.strip()
-        if stripped.startswith("#"):
-            current = min(current + 1, 2)
+        if not stripped:
             continue
-        item = stripped.lstrip("-*• ").strip()
-        if current >= 0 and item and item not in {"(none)", "(없음)"}:
+        heading = HEADING.match(stripped)
+        if heading:
+            title = heading.group("hashed") or heading.group("bold") or heading.group("plain")
+            named = _section_of(title)
+            # A "Label:" line is a heading only when it names a section.
+            if named or not heading.group("plain") or MAIN_CUE.search(title):
+                current = named
+                continue
+        item = BULLET.sub("", stripped).strip()
+        if item and item.lower() not in NONE_ITEMS:
             sections[current].append(item)
     main, decisions, actions = sections
     return Digest(

@@ -29,11 +29,17 @@ urlpatterns = [
         name="conversation_older_messages",
     ),
     path(
+        "conversations/<uuid:conversation_id>/summary/fragment/",
+        conversation_views.summary_fragment,
+        name="conversation_summary_fragment",
+    ),
+    path(
         "conversations/<uuid:conversation_id>/messages/<uuid:message_id>/fragment/",
         conversation_views.message_fragment,
         name="message_fragment",
     ),
     path("documents/", include("knowledge.urls")),
+    path("s/<str:token>/", login_not_required(conversation_views.shared), name="shared"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/signup/", account_views.signup, name="signup"),

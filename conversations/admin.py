@@ -8,7 +8,7 @@ from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
 
 from . import services
-from .models import Conversation, Message, MessageFeedback, Project
+from .models import Conversation, Message, MessageFeedback, Project, Share
 
 
 class MessageInline(admin.TabularInline):
@@ -142,3 +142,16 @@ class MessageFeedbackAdmin(admin.ModelAdmin):
 class ProjectAdmin(admin.ModelAdmin):
     list_display = ("name", "owner", "created_at")
     search_fields = ("name", "owner__username")
+
+
+@admin.register(Share)
+class ShareAdmin(admin.ModelAdmin):
+    """Share links: staff can see what is public and revoke it (delete)."""
+
+    list_display = ("title", "conversation", "created_by", "created_at")
+    list_select_related = ("conversation", "created_by")
+    search_fields = ("title", "created_by__username")
+    readonly_fields = ("conversation", "created_by", "token", "title", "message_ids", "created_at")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False

@@ -28,7 +28,8 @@ def branch_messages(
     tree = tree or Tree.of(conversation.pk)
     path = tree.path_to(leaf_id or current_leaf(conversation, tree))
     rows = {m.pk: m for m in Message.objects.filter(pk__in=path)}
-    return with_siblings([rows[pk] for pk in path if pk in rows], tree)
+    messages = with_siblings([rows[pk] for pk in path if pk in rows], tree)
+    return selectors.with_feedback(messages, user_id=conversation.created_by_id)
 
 
 def list_messages(
@@ -39,9 +40,13 @@ def list_messages(
     before: int | None = None,
     limit: int = 50,
     newest: bool = False,
+    role: str | None = None,
+    part: str | None = None,
+    has_tool: bool | None = None,
 ) -> list[Message]:
     """Return a page of the current branch (or, with branch="all", of every message),
-    oldest first, each with its `sibling_ids`."""
+    oldest first, each with its `sibling_ids` and the owner's feedback; `role`, `part`
+    and `has_tool` filter it (selectors.list_messages)."""
     tree = Tree.of(conversation.pk)
     among = None if branch == "all" else tree.path_to(current_leaf(conversation, tree))
     rows = selectors.list_messages(
@@ -51,8 +56,11 @@ def list_messages(
         limit=limit,
         newest=newest,
         among=among,
+        role=role,
+        part=part,
+        has_tool=has_tool,
     )
-    return with_siblings(rows, tree)
+    return selectors.with_feedback(with_siblings(rows, tree), user_id=conversation.created_by_id)
 
 
 @transaction.atomic

@@ -18,7 +18,7 @@ from typing import Any, Literal
 from django.utils import timezone
 from django.utils.http import content_disposition_header
 
-from .models import Conversation, Message
+from .models import Conversation, Message, MessageFeedback
 from .tree import Tree, current_leaf
 
 ExportFormat = Literal["markdown", "json", "text"]
@@ -47,16 +47,30 @@ ROLE_LABELS = {"user": "User", "assistant": "Assistant", "system": "System"}
 
 
 def iter_message_rows(
-    conversation_id: Any, *, among: list[Any] | None = None, batch: int = BATCH
+    conversation_id: Any,
+    *,
+    among: list[Any] | None = None,
+    batch: int = BATCH,
+    feedback_of: Any = None,
 ) -> Iterator[dict[str, Any]]:
     """Yield a conversation's messages (or those `among` some ids) as dicts, oldest first,
-    `batch` rows per query."""
+    `batch` rows per query; with `feedback_of` (a user id), each carries that user's
+    `feedback` ({rating, comment} or None)."""
     after = 0
     while True:
         rows_qs = Message.objects.filter(conversation_id=conversation_id, sequence_number__gt=after)
         if among is not None:
             rows_qs = rows_qs.filter(pk__in=among)
         rows = list(rows_qs.order_by("sequence_number").values(*MESSAGE_FIELDS)[:batch])
+        if feedback_of is not None and rows:
+            found = {
+                f["message_id"]: {"rating": f["rating"], "comment": f["comment"]}
+                for f in MessageFeedback.objects.filter(
+                    user_id=feedback_of, message_id__in=[r["id"] for r in rows]
+                ).values("message_id", "rating", "comment")
+            }
+            for row in rows:
+                row["feedback"] = found.get(row["id"])
         yield from rows
         if len(rows) < batch:
             return
@@ -91,11 +105,14 @@ def iter_export(
 ) -> Iterator[str]:
     """Yield the export of `conversation` in `fmt` as text chunks: JSON carries the whole
     tree (every branch, `parent_id`), Markdown and text the current branch."""
+    # With metadata, each message carries the owner's rating.
+    owner = conversation.created_by_id if include_metadata else None
     if fmt == "json":
-        return _iter_json(conversation, iter_message_rows(conversation.id), include_metadata)
+        rows = iter_message_rows(conversation.id, feedback_of=owner)
+        return _iter_json(conversation, rows, include_metadata)
     tree = Tree.of(conversation.pk)
     path = tree.path_to(current_leaf(conversation, tree))
-    rows = iter_message_rows(conversation.id, among=path)
+    rows = iter_message_rows(conversation.id, among=path, feedback_of=owner)
     if fmt == "markdown":
         return _iter_markdown(conversation, rows, include_metadata)
     return _iter_text(conversation, rows, include_metadata)
@@ -153,6 +170,7 @@ def _message_json(row: dict[str, Any], include_metadata: bool) -> dict[str, Any]
             "tokens_used": row["tokens_used"],
             "finish_reason": row["finish_reason"] or None,
             "metadata": row["metadata"],
+            "feedback": row.get("feedback"),
         }
     return data
 
@@ -207,6 +225,11 @@ def _markdown_metadata(row: dict[str, Any]) -> str:
         details.append(f"{row['tokens_used']} tokens")
     if row["finish_reason"]:
         details.append(f"finish {row['finish_reason']}")
+    if row.get("feedback"):
+        rated = row["feedback"]
+        details.append(
+            f"rated {rated['rating']}" + (f": {rated['comment']}" if rated["comment"] else "")
+        )
     text = f"<sub>{' · '.join(details)}</sub>\n\n"
     for part in row["parts"] or []:
         if isinstance(part, dict):

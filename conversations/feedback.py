@@ -39,6 +39,8 @@ def rate_message(*, user: Any, message_id: Any, rating: str, comment: str = "") 
     if rating not in MessageFeedback.Rating.values:
         raise Invalid("rating must be up or down.")
     message = get_message_for_user(user=user, message_id=message_id)
+    if message.role != Message.Role.ASSISTANT:
+        raise Invalid("Only the assistant's replies can be rated.")
     feedback, _ = MessageFeedback.objects.update_or_create(
         user=user,
         message=message,

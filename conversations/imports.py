@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import uuid
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import IO, Any, Literal
 
 from django.conf import settings
 from django.db import transaction
@@ -13,31 +15,47 @@ from ninja import Field
 from pydantic import ValidationError, model_validator
 
 from core import schemas
-from core.errors import ServiceError, TooLarge
+from core.errors import TooLarge
 from core.llm_catalog import find_model
 from core.schemas import Input, JsonObject, Text, Time
 
 from . import events
-from .models import INSTRUCTIONS_MAX_CHARS, TITLE_MAX_LENGTH, Conversation, Message
+from .feedback import COMMENT_MAX_LENGTH
+from .import_formats import InvalidImport, read_conversations
+from .models import (
+    INSTRUCTIONS_MAX_CHARS,
+    TITLE_MAX_LENGTH,
+    Conversation,
+    Message,
+    MessageFeedback,
+)
 from .services import DESCRIPTION_MAX_LENGTH, SERVICE_ID_MAX_LENGTH
 from .tree import Tree
 
 MAX_SEQUENCE = 2**31 - 1
 MAX_MESSAGES = 100_000
+MAX_CONVERSATIONS = 100_000
 MAX_CONTENT_CHARS = 1_000_000
 MAX_PARTS = 200
 BATCH = 1000
 FinishReason = Literal["end_turn", "max_tokens", "stop_sequence", "stopped", "error", "interrupted"]
 
 
-class InvalidImport(ServiceError):
-    code = "invalid_import"
-    status = 400
-
-
 def max_import_bytes() -> int:
-    """Return the largest accepted import file, in bytes."""
+    """Return the largest accepted conversation (one JSON object), in bytes."""
     return int(getattr(settings, "CHAT_IMPORT_MAX_BYTES", 64 * 1024 * 1024))
+
+
+def max_import_file_bytes() -> int:
+    """Return the largest accepted import file (many conversations, streamed), in bytes."""
+    return int(getattr(settings, "CHAT_IMPORT_MAX_FILE_BYTES", 1024 * 1024 * 1024))
+
+
+class ImportedFeedback(Input):
+    """The exporter's rating of a reply (exports with metadata carry it)."""
+
+    rating: Literal["up", "down"]
+    comment: Text | None = Field("", max_length=COMMENT_MAX_LENGTH)
 
 
 class ImportedMessage(Input):
@@ -56,6 +74,7 @@ class ImportedMessage(Input):
     tokens_used: int | None = Field(0, ge=0, le=MAX_SEQUENCE, strict=True)
     finish_reason: FinishReason | None = None
     metadata: JsonObject | None = None
+    feedback: ImportedFeedback | None = None
 
     @model_validator(mode="after")
     def _typed_parts(self) -> ImportedMessage:
@@ -118,19 +137,57 @@ class ExportFile(Input):
 
 
 def parse_export(raw: bytes | str) -> ExportFile:
-    """Decode and validate an export file; refuse it naming the first field at fault."""
+    """Decode and validate one export file of this app; refuse it naming the field at fault."""
     if len(raw) > max_import_bytes():
         raise TooLarge(f"The file is larger than {max_import_bytes()} bytes.")
     try:
         data = schemas.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         raise InvalidImport(f"The file is not valid JSON: {exc}"[:300]) from None
+    return validate_export(data)
+
+
+def validate_export(data: Any, *, where: str = "") -> ExportFile:
+    """Validate one conversation in export shape (this app's, or another app's converted
+    by import_formats); refuse it naming the field at fault."""
     try:
         return ExportFile.model_validate(data)
     except ValidationError as exc:
         error = exc.errors()[0]
-        where = ".".join(str(part) for part in error["loc"]) or "file"
-        raise InvalidImport(f"{where}: {error['msg']}"[:300]) from None
+        field = ".".join(str(part) for part in error["loc"]) or "file"
+        named = f"{where}.{field}" if where and field != "file" else where or field
+        raise InvalidImport(f"{named}: {error['msg']}"[:300]) from None
+
+
+@dataclass
+class Imported:
+    """What one import file became: the app that wrote it, and the new conversations."""
+
+    format: str
+    conversations: list[Conversation]
+
+
+@transaction.atomic
+def import_file(*, user: Any, source: IO[bytes]) -> Imported:
+    """Import every conversation of a file (any format import_formats reads) for `user`;
+    all or nothing. Memory holds one conversation at a time."""
+    stored: list[Conversation] = []
+    formats: set[str] = set()
+    for index, (fmt, data) in enumerate(
+        read_conversations(
+            source,
+            max_bytes=max_import_file_bytes(),
+            max_conversation_bytes=max_import_bytes(),
+        )
+    ):
+        if index >= MAX_CONVERSATIONS:
+            raise InvalidImport(f"file: more than {MAX_CONVERSATIONS} conversations.")
+        formats.add(fmt)
+        where = f"conversations[{index}]" if index or fmt != "chatsite" else ""
+        stored.append(store_conversation(user=user, export=validate_export(data, where=where)))
+    if not stored:
+        raise InvalidImport("file: it holds no conversation.")
+    return Imported(format="+".join(sorted(formats)), conversations=stored)
 
 
 def export_file_schema() -> dict[str, Any]:
@@ -150,10 +207,17 @@ def export_file_schema() -> dict[str, Any]:
     return inline(schema)
 
 
-@transaction.atomic
 def import_conversation(*, user: Any, raw: bytes | str) -> Conversation:
-    """Create the user's conversation from a JSON export; all or nothing."""
-    export = parse_export(raw)
+    """Create the user's conversation from a file holding one; all or nothing."""
+    data = raw.encode() if isinstance(raw, str) else raw
+    imported = import_file(user=user, source=io.BytesIO(data))
+    if len(imported.conversations) != 1:
+        raise InvalidImport("file: expected one conversation.")
+    return imported.conversations[0]
+
+
+def store_conversation(*, user: Any, export: ExportFile) -> Conversation:
+    """Create the user's conversation from a validated export (in the caller's transaction)."""
     header = export.conversation
     rows = sorted(export.messages, key=lambda m: m.sequence_number)
     conversation = Conversation.objects.create(
@@ -170,6 +234,9 @@ def import_conversation(*, user: Any, raw: bytes | str) -> Conversation:
         system_prompt=header.system_prompt or "",
         temperature=header.temperature,
     )
+    if header.created_at is not None:  # auto_now_add stamped "now"
+        Conversation.objects.filter(pk=conversation.pk).update(created_at=header.created_at)
+        conversation.created_at = header.created_at
     now = timezone.now()
     new_ids = {row.id: uuid.uuid4() for row in rows if row.id is not None}
     as_tree = any(row.parent_id is not None for row in rows)
@@ -213,6 +280,16 @@ def import_conversation(*, user: Any, raw: bytes | str) -> Conversation:
                 output_field=DateTimeField(),
             )
         )
+    MessageFeedback.objects.bulk_create(
+        MessageFeedback(
+            user=user,
+            message_id=own,
+            rating=row.feedback.rating,
+            comment=row.feedback.comment or "",
+        )
+        for own, row in zip(own_ids, rows, strict=True)
+        if row.feedback is not None and row.role == Message.Role.ASSISTANT
+    )
     conversation.message_count = conversation.last_sequence_number = len(rows)
     tree = Tree.of(conversation.pk)
     current = header.current_message_id

@@ -6,7 +6,7 @@ import uuid
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils.translation import gettext_lazy as _
 
 TITLE_MAX_LENGTH = 200
@@ -94,7 +94,10 @@ class Conversation(models.Model):
             models.Index(fields=["created_by", "-updated_at", "-id"], name="conv_owner_updated"),
             models.Index(fields=["created_by", "-created_at", "-id"], name="conv_owner_created"),
             models.Index(
-                fields=["created_by", "-last_message_at", "-id"], name="conv_owner_last_msg"
+                F("created_by"),
+                F("last_message_at").desc(nulls_last=True),
+                F("id").desc(),
+                name="conv_owner_last_msg",
             ),
             models.Index(fields=["created_by", "-message_count", "-id"], name="conv_owner_count"),
             models.Index(
@@ -245,3 +248,29 @@ class ReplyRun(models.Model):
 
     def __str__(self) -> str:
         return f"run {self.id} ({self.status})"
+
+
+class Share(models.Model):
+    """A read-only link to a conversation's current branch as it was when shared.
+
+    The snapshot is the path's message ids (messages are never edited in place: an edit
+    is a new branch), so the link never shows a later message; a message deleted since
+    is gone from it too. Revoking deletes the row: the link then answers 404.
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="shares")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    # 32 URL-safe characters from secrets.token_urlsafe(24): 192 bits.
+    token = models.CharField(max_length=64, unique=True)
+    title = models.CharField(max_length=TITLE_MAX_LENGTH, blank=True)
+    message_ids = models.JSONField(default=list)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["created_by", "-created_at"], name="share_owner_created")]
+
+    def __str__(self) -> str:
+        return f"share of {self.conversation_id}"

@@ -183,8 +183,9 @@ def list_conversations(
         qs = qs.filter(
             after_keyset(field=sort, value=value, pk=pk, descending=descending, nullable=nullable)
         )
+    # Conversations without messages (no last_message_at) last, whichever the order.
     if descending:
-        ordering = [F(sort).desc(nulls_first=True), F("id").desc()]
+        ordering = [F(sort).desc(nulls_last=True), F("id").desc()]
     else:
         ordering = [F(sort).asc(nulls_last=True), F("id").asc()]
     rows = list(qs.select_related("project").order_by(*ordering)[: limit + 1])
@@ -196,8 +197,18 @@ def list_conversations(
     return Page(items=rows, next_cursor=next_cursor)
 
 
-def search_messages(*, user: Any, q: str, limit: int = 20, cursor: str | None = None) -> Page:
-    """Return the user's messages that match every term of `q`, best first, with snippets."""
+def search_messages(
+    *,
+    user: Any,
+    q: str,
+    limit: int = 20,
+    cursor: str | None = None,
+    role: str | None = None,
+    after: datetime | None = None,
+    before: datetime | None = None,
+) -> Page:
+    """Return the user's messages that match every term of `q`, best first, with snippets;
+    only `role`'s, written in [`after`, `before`) when given."""
     terms = split_terms(q or "")
     if not terms:
         raise Invalid("Give a search term (q).")
@@ -205,6 +216,12 @@ def search_messages(*, user: Any, q: str, limit: int = 20, cursor: str | None = 
     qs = Message.objects.filter(conversation_id__in=_owned_conversation_ids(user)).filter(
         _all_terms_match("content", terms)
     )
+    if role is not None:
+        qs = qs.filter(role=role)
+    if after is not None:
+        qs = qs.filter(created_at__gte=after)
+    if before is not None:
+        qs = qs.filter(created_at__lt=before)
     if _is_postgres():
         tsquery = " | ".join(filter(None, (_prefix_tsquery(t) for t in terms))) or ""
         rank = RawSQL(

@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection
 from typing import Any
 
 from asgiref.sync import sync_to_async
-from django.db.models import Exists, OuterRef, QuerySet, Subquery
+from django.db import connection
+from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery, TextField
+from django.db.models.functions import Cast
+from django.db.models.lookups import Contains
 
 from accounts.models import UserSettings
 from core.errors import NotFound
 from core.ids import parse_uuid
 from knowledge.models import DocumentChunk
 
-from .models import Conversation, Message, Project
+from .models import Conversation, Message, MessageFeedback, Project
 
 NOT_FOUND_MESSAGE = "Conversation not found."
 
@@ -109,12 +113,22 @@ def list_messages(
     limit: int = 50,
     newest: bool = False,
     among: Collection[Any] | None = None,
+    role: str | None = None,
+    part: str | None = None,
+    has_tool: bool | None = None,
 ) -> list[Message]:
     """Return messages oldest first, optionally the newest `limit` of the range, optionally
-    only those whose ids are `among` (a branch)."""
+    only those whose ids are `among` (a branch), of one `role`, holding a `part` type, or
+    with (or without) a tool call."""
     qs: QuerySet[Message] = conversation.messages.all()
     if among is not None:
         qs = qs.filter(pk__in=among)
+    if role is not None:
+        qs = qs.filter(role=role)
+    if part is not None:
+        qs = qs.filter(has_part(part))
+    if has_tool is not None:
+        qs = qs.filter(has_part("tool_call")) if has_tool else qs.exclude(has_part("tool_call"))
     if after is not None:
         qs = qs.filter(sequence_number__gt=after)
     if before is not None:
@@ -124,6 +138,29 @@ def list_messages(
         rows.reverse()
         return rows
     return list(qs.order_by("sequence_number")[:limit])
+
+
+def has_part(kind: str) -> Q | Contains:
+    """Return the condition "the message's `parts` hold one of type `kind`"."""
+    if connection.features.supports_json_field_contains:
+        return Q(parts__contains=[{"type": kind}])
+    # SQLite stores parts as JSON text (json.dumps' separators): match the type entry.
+    return Contains(Cast("parts", TextField()), f'"type": {json.dumps(kind)}')
+
+
+def with_feedback(messages: list[Message], *, user_id: Any) -> list[Message]:
+    """Give each message `my_feedback` ({rating, comment} of `user_id`, or None); one query."""
+    if not messages:
+        return messages
+    found = {
+        row["message_id"]: {"rating": row["rating"], "comment": row["comment"]}
+        for row in MessageFeedback.objects.filter(
+            user_id=user_id, message_id__in=[m.pk for m in messages]
+        ).values("message_id", "rating", "comment")
+    }
+    for message in messages:
+        message.my_feedback = found.get(message.pk)
+    return messages
 
 
 def list_projects(*, user: Any) -> list[Project]:

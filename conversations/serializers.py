@@ -71,4 +71,7 @@ def message_to_dict(message: Message) -> dict[str, Any]:
         "created_by": message.created_by_id,
         "created_at": _iso(message.created_at),
         "is_flagged": message.is_flagged,
+        # The requesting user's rating (read by selectors.with_feedback; a message just
+        # written has none).
+        "feedback": getattr(message, "my_feedback", None),
     }

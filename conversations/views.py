@@ -24,10 +24,11 @@ from core.errors import NotFound, ServiceError
 from core.llm_catalog import list_models
 from core.schemas import Text
 
-from . import branches, exports, search, selectors, services
+from . import branches, exports, search, selectors, services, shares
 from .api.conversations import export_response
 from .api.schemas import ConversationCreateIn, ProjectId, Status
 from .models import INSTRUCTIONS_MAX_CHARS, Conversation
+from .rendering import render_markdown
 from .tree import with_siblings
 
 PAGE_SIZE = 50
@@ -81,6 +82,7 @@ class ListPageQuery(Schema):
     sort: Literal["created_at", "updated_at", "last_message_at", "message_count"] = "updated_at"
     order: Literal["asc", "desc"] = "desc"
     cursor: Text | None = Field(None, max_length=1000)
+    role: Literal["user", "assistant"] | None = None  # of the matching messages
 
 
 def _day_bound(day: date | None, *, end: bool) -> datetime | None:
@@ -110,16 +112,18 @@ def _list_filters(request: HttpRequest) -> tuple[dict[str, Any], str | None, str
         "created_before": _day_bound(query.to, end=True),
         "sort": query.sort,
         "order": query.order,
+        "role": query.role,
     }
     return filters, error, query.cursor
 
 
-FILTER_KEYS = {"q", "status", "project", "service", "from", "to", "sort", "order", "cursor"}
+FILTER_KEYS = {"q", "status", "project", "service", "from", "to", "sort", "order", "cursor", "role"}
 
 
 @require_GET
 def home(request: HttpRequest) -> HttpResponse:
     filters, error, cursor = _list_filters(request)
+    role = filters.pop("role")
     page = search.Page(items=[], next_cursor=None)
     if error is None:
         try:
@@ -136,7 +140,15 @@ def home(request: HttpRequest) -> HttpResponse:
     hits = None
     if filters["q"] and not cursor:
         try:
-            hits = search.search_messages(user=request.user, q=filters["q"], limit=20).items
+            # The date range picks the messages by when they were written.
+            hits = search.search_messages(
+                user=request.user,
+                q=filters["q"],
+                limit=20,
+                role=role,
+                after=filters["created_after"],
+                before=filters["created_before"],
+            ).items
         except ServiceError:
             hits = []
     context.update(
@@ -146,7 +158,8 @@ def home(request: HttpRequest) -> HttpResponse:
             "statuses": Conversation.Status.choices,
             "hits": hits,
             "query": request.GET,
-            "filtered": any(v for k, v in filters.items() if k not in {"sort", "order"}),
+            "filtered": bool(role)
+            or any(v for k, v in filters.items() if k not in {"sort", "order"}),
         }
     )
     return render(request, "conversations/list.html", context)
@@ -189,6 +202,27 @@ def _has_older(message_list: list) -> bool:
     return bool(message_list) and message_list[0].parent_id is not None
 
 
+class MessageFilterQuery(Schema):
+    """The conversation page's message filter (the API's `role`, `part`, `has_tool`)."""
+
+    role: Literal["user", "assistant", "system"] | None = None
+    part: Literal["thinking", "tool_call", "tool_result", "references"] | None = None
+    has_tool: Literal["true"] | None = None
+
+
+def _message_filter(request: HttpRequest) -> tuple[dict[str, Any], str | None]:
+    """Return the page's message filter as branches.list_messages takes it (empty: none),
+    or say what is wrong with it."""
+    raw = {k: request.GET[k].strip() for k in ("role", "part", "has_tool") if request.GET.get(k)}
+    try:
+        query = MessageFilterQuery.model_validate(raw)
+    except ValidationError as exc:
+        problem = exc.errors()[0]
+        return {}, f"{'.'.join(str(p) for p in problem['loc'])}: {problem['msg']}"
+    found = {"role": query.role, "part": query.part, "has_tool": bool(query.has_tool) or None}
+    return {k: v for k, v in found.items() if v is not None}, None
+
+
 @require_GET
 def detail(request: HttpRequest, conversation_id: Any) -> HttpResponse:
     conversation = _conversation_or_404(request, conversation_id)
@@ -198,7 +232,13 @@ def detail(request: HttpRequest, conversation_id: Any) -> HttpResponse:
             conversation = branches.show_message(
                 user=request.user, message_id=shown, conversation_id=conversation.pk
             )
-    message_list = _messages_for_page(conversation, request.GET.get("at", ""))
+    message_filter, filter_error = _message_filter(request)
+    if message_filter:
+        message_list = branches.list_messages(
+            conversation=conversation, limit=JUMP_MAX_MESSAGES, newest=True, **message_filter
+        )
+    else:
+        message_list = _messages_for_page(conversation, request.GET.get("at", ""))
     forks = list(conversation.forks.order_by("created_at").only("id", "title"))
     return render(
         request,
@@ -206,7 +246,9 @@ def detail(request: HttpRequest, conversation_id: Any) -> HttpResponse:
         {
             "conversation": conversation,
             "message_list": message_list,
-            "has_older": _has_older(message_list),
+            "has_older": not message_filter and _has_older(message_list),
+            "message_filter": message_filter,
+            "filter_error": filter_error,
             "forks": forks,
             **_sidebar(request),
             **_model_choices(),
@@ -225,7 +267,15 @@ def message_fragment(request: HttpRequest, conversation_id: Any, message_id: Any
         raise Http404(exc.message) from None
     if message.conversation_id != conversation.id:
         raise Http404("Message not found.")
-    return render(request, "conversations/_message.html", {"m": with_siblings([message])[0]})
+    rows = selectors.with_feedback(with_siblings([message]), user_id=request.user.pk)
+    return render(request, "conversations/_message.html", {"m": rows[0]})
+
+
+@require_GET
+def summary_fragment(request: HttpRequest, conversation_id: Any) -> HttpResponse:
+    """The conversation summary as sanitized HTML (the panel renders its Markdown)."""
+    conversation = _conversation_or_404(request, conversation_id)
+    return HttpResponse(render_markdown(conversation.summary))
 
 
 @require_GET
@@ -244,6 +294,29 @@ def older_messages_fragment(request: HttpRequest, conversation_id: Any) -> HttpR
     response = render(request, "conversations/_messages.html", {"message_list": message_list})
     response["X-Has-Older"] = "1" if _has_older(message_list) else "0"
     response["X-Current-Message"] = str(conversation.current_message_id or "")
+    return response
+
+
+@require_GET
+def shared(request: HttpRequest, token: str) -> HttpResponse:
+    """A share link's public page: the snapshot's title and messages, nothing else."""
+    try:
+        share, message_list = shares.shared_snapshot(token)
+    except NotFound as exc:
+        raise Http404(exc.message) from None
+    response = render(
+        request,
+        "conversations/shared.html",
+        {
+            "share": share,
+            "message_list": message_list,
+            "cut": len(share.message_ids) > shares.PAGE_MAX_MESSAGES,
+        },
+    )
+    response["X-Robots-Tag"] = "noindex, nofollow"
+    # The token is the page's only key: never send it on as a Referer.
+    response["Referrer-Policy"] = "no-referrer"
+    response["Cache-Control"] = "no-store"
     return response
 
 

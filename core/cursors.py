@@ -58,18 +58,17 @@ def _load(value: Any) -> Any:
 def after_keyset(*, field: str, value: Any, pk: Any, descending: bool, nullable: bool) -> Q:
     """Return the rows that come after (`value`, `pk`) in the order (field, id).
 
-    NULLs sort as larger than any value (PostgreSQL's default: first when descending,
-    last when ascending), so the order matches the btree indexes.
+    NULLs (a conversation without messages has no `last_message_at`) come last in both
+    orders, as the list's ordering puts them (`nulls_last`).
     """
     op = "lt" if descending else "gt"
     if value is None:
-        after_nulls = Q(**{f"{field}__isnull": False}) if descending else Q(pk__in=[])
-        return Q(**{f"{field}__isnull": True, f"pk__{op}": pk}) | after_nulls
+        return Q(**{f"{field}__isnull": True, f"pk__{op}": pk})
     # The redundant `<=` / `>=` bound lets PostgreSQL use it as an index condition.
     bound = Q(**{f"{field}__{op}e": value})
     rest = Q(**{f"{field}__{op}": value}) | Q(**{field: value, f"pk__{op}": pk})
     condition = bound & rest
-    if nullable and not descending:
+    if nullable:
         condition |= Q(**{f"{field}__isnull": True})
     return condition
 

@@ -45,6 +45,7 @@ def close_database_pools(django_db_setup, django_db_blocker):
     """Close pooled connections before the test database is dropped (PostgreSQL refuses
     to drop a database other sessions still use)."""
     yield
+    import contextlib
     import threading
 
     from django.db import connections
@@ -62,10 +63,8 @@ def close_database_pools(django_db_setup, django_db_blocker):
 
         futures = [db_async._executor.submit(close_on_thread) for _ in range(db_async.DB_THREADS)]
         for future in futures:
-            try:
+            with contextlib.suppress(threading.BrokenBarrierError):
                 future.result(timeout=10)
-            except threading.BrokenBarrierError:
-                pass
         for connection in connections.all():
             connection.close()
             if hasattr(connection, "close_pool"):

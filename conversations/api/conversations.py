@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import IO, Any
 
 from asgiref.sync import sync_to_async
 from django.http import HttpRequest, StreamingHttpResponse
-from ninja import Query, Router, Status
+from ninja import Query, Router, Schema, Status
 
 from conversations import (
     branches,
@@ -21,7 +24,7 @@ from conversations import (
     summaries,
 )
 from conversations.serializers import conversation_to_dict
-from core.errors import ServiceError, TooLarge
+from core.errors import Invalid, ServiceError, TooLarge
 from core.streaming import astream
 
 from .schemas import (
@@ -106,30 +109,71 @@ async def create_conversation(request: HttpRequest, payload: ConversationCreateI
     return Status(201, await sync_to_async(conversation_to_dict)(conversation))
 
 
+class ImportedPage(Schema):
+    items: list[ConversationOut]
+    next_cursor: str | None = None
+
+
 @router.post(
     "/conversations/import",
-    response={201: ConversationOut, **ERRORS},
+    response={201: ConversationOut | ImportedPage, **ERRORS},
     openapi_extra={
         "requestBody": {
             "required": True,
-            "content": {"application/json": {"schema": imports.export_file_schema()}},
+            "content": {
+                "application/json": {"schema": imports.export_file_schema()},
+                "multipart/form-data": {
+                    "schema": {
+                        "type": "object",
+                        "properties": {"file": {"type": "string", "format": "binary"}},
+                        "required": ["file"],
+                    }
+                },
+            },
         }
     },
 )
 def import_conversation(request: HttpRequest):
-    """Import a JSON export (raw body, or a multipart `file`) as a new conversation.
+    """Import conversations: this app's JSON export, or ChatGPT's data export
+    (`conversations.json` or its zip), Claude's, Open WebUI's or LibreChat's, told apart by
+    their content (raw body, or a multipart `file`).
 
-    Anything a row cannot hold (times outside years 1–9999 in UTC, non-finite numbers,
-    NUL, lone surrogates, unknown fields) answers 400 `invalid_import` naming the field,
-    and nothing is stored.
+    This app's export answers the new conversation; another app's file answers
+    `{"items": [...]}`, one per conversation it held. Anything a row cannot hold (times
+    outside years 1–9999 in UTC, non-finite numbers, NUL, lone surrogates, unknown fields)
+    answers 400 `invalid_import` naming the field, and nothing is stored.
     """
-    limit = imports.max_import_bytes()
-    upload = request.FILES.get("file") if request.content_type.startswith("multipart/") else None
-    raw = upload.read(limit + 1) if upload is not None else request.read(limit + 1)
-    if len(raw) > limit:
-        raise TooLarge(f"The file is larger than {limit} bytes.")
-    conversation = imports.import_conversation(user=request.auth, raw=raw)
-    return Status(201, conversation_to_dict(conversation))
+    with _import_source(request) as source:
+        imported = imports.import_file(user=request.auth, source=source)
+    if imported.format == "chatsite" and len(imported.conversations) == 1:
+        return Status(201, conversation_to_dict(imported.conversations[0]))
+    items = [conversation_to_dict(c) for c in imported.conversations]
+    return Status(201, {"items": items, "next_cursor": None})
+
+
+@contextmanager
+def _import_source(request: HttpRequest) -> Iterator[IO[bytes]]:
+    """Yield the uploaded file (multipart `file`) or the body, as a seekable file that is
+    never wholly in memory."""
+    if request.content_type.startswith("multipart/"):
+        upload = request.FILES.get("file")
+        if upload is None:
+            raise Invalid("Send the export as the multipart field `file`.", code="invalid_import")
+        if upload.size is not None and upload.size > imports.max_import_file_bytes():
+            raise TooLarge(f"The file is larger than {imports.max_import_file_bytes()} bytes.")
+        with upload.open("rb") as file:
+            yield file
+        return
+    limit = imports.max_import_file_bytes()
+    with tempfile.SpooledTemporaryFile(max_size=1024 * 1024) as spool:
+        copied = 0
+        while chunk := request.read(1024 * 1024):
+            copied += len(chunk)
+            if copied > limit:
+                raise TooLarge(f"The file is larger than {limit} bytes.")
+            spool.write(chunk)
+        spool.seek(0)
+        yield spool
 
 
 @router.post(

@@ -55,6 +55,9 @@ def list_messages(
         before=before,
         limit=limit + 1,
         newest=newest,
+        role=params.role,
+        part=params.part,
+        has_tool=params.has_tool,
     )
     more = len(rows) > limit
     rows = rows[1:] if newest and more else rows[:limit]

@@ -108,6 +108,11 @@ class ConversationPatchIn(Input):
     temperature: Temperature | None = Field(None, description="null: the model's default")
 
 
+class FeedbackState(Schema):
+    rating: Literal["up", "down"]
+    comment: str
+
+
 class MessageOut(Schema):
     id: str
     conversation_id: str
@@ -126,6 +131,7 @@ class MessageOut(Schema):
     created_by: int | None
     created_at: str | None
     is_flagged: bool
+    feedback: FeedbackState | None = Field(None, description="the requesting user's rating")
 
 
 class MessagePage(Schema):
@@ -227,9 +233,19 @@ class MessageListParams(Schema):
     branch: Literal["current", "all"] = Field(
         "current", description="the current branch, or every message in creation order"
     )
+    role: Literal["user", "assistant", "system"] | None = Field(None, description="only this role")
+    part: Literal["thinking", "tool_call", "tool_result", "references"] | None = Field(
+        None, description="only messages holding a part of this type"
+    )
+    has_tool: bool | None = Field(
+        None, description="only messages that called (or did not call) a tool"
+    )
 
 
 class SearchParams(Schema):
     q: Text = Field(..., min_length=1, max_length=200)
     limit: int = Field(20, ge=1, le=100)
     cursor: Text | None = Field(None, max_length=1000)
+    role: Literal["user", "assistant", "system"] | None = Field(None, description="only this role")
+    after: Time | None = Field(None, description="written at or after this time")
+    before: Time | None = Field(None, description="written before this time")

@@ -19,7 +19,7 @@ from agent.tokens import estimate_tokens
 from core.errors import Conflict, Invalid, NotFound
 from core.ids import parse_uuid
 
-from .. import services, tree
+from .. import selectors, services, tree
 from ..models import Conversation, Message, ReplyRun
 from ..selectors import access_conversation, get_message_for_user
 
@@ -284,12 +284,14 @@ def load_sync(
             "sequence_number"
         )[:SYNC_MAX_MESSAGES]
     )
-    if messages:
-        tree.with_siblings(messages)
-    stored = bool(run_id) and Message.objects.filter(pk=run_id).exists()
-    current = (
+    found = (
         Conversation.objects.filter(pk=conversation_id)
-        .values_list("current_message_id", flat=True)
+        .values_list("current_message_id", "created_by_id")
         .first()
     )
+    current, owner_id = found or (None, None)
+    if messages:
+        tree.with_siblings(messages)
+        selectors.with_feedback(messages, user_id=owner_id)
+    stored = bool(run_id) and Message.objects.filter(pk=run_id).exists()
     return messages, stored, current

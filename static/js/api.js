@@ -38,6 +38,25 @@ export async function api(method, path, body) {
   return data;
 }
 
+// POST a file as multipart field `file`; answer the JSON (errors as ApiError).
+export async function upload(path, file) {
+  const body = new FormData();
+  body.append("file", file);
+  const response = await fetch(BASE + path, {
+    method: "POST",
+    credentials: "same-origin",
+    headers: { Accept: "application/json", "X-CSRFToken": csrfToken() },
+    body,
+  });
+  let data = null;
+  try { data = await response.json(); } catch { /* not JSON */ }
+  if (!response.ok) {
+    const error = (data && data.error) || {};
+    throw new ApiError(response.status, error.code, error.message);
+  }
+  return data;
+}
+
 // POST and download the answer as a file (for exports that answer with a body).
 export async function download(method, path, body, fallbackName) {
   const response = await fetch(BASE + path, {

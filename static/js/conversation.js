@@ -402,13 +402,17 @@ function reloadBranch() {
       const response = await fetch(root.dataset.fragmentUrl, { credentials: "same-origin" });
       if (!response.ok) throw new Error(String(response.status));
       const fragment = parseFragment(await response.text());
-      for (const li of messageItems()) if (li !== streaming) li.remove();
       const nodes = [...fragment.querySelectorAll("li.message")];
+      // A message stored while the page was being fetched (a reply that just finished)
+      // is newer than the page: it stays, after it.
+      const newest = Math.max(0, ...nodes.map((node) => Number(node.dataset.seq) || 0));
+      const later = messageItems().filter((li) => li !== streaming && Number(li.dataset.seq) > newest);
+      for (const li of messageItems()) if (li !== streaming && !later.includes(li)) li.remove();
+      const before = later[0] || (streaming && streaming.parentElement === list ? streaming : null);
       for (const node of nodes) {
         node.dataset.final = "1";
         socket.seen.add(node.dataset.id);
-        if (streaming && streaming.parentElement === list) list.insertBefore(node, streaming);
-        else list.append(node);
+        list.insertBefore(node, before);
       }
       remember(list);
       enhance(list);

@@ -1,6 +1,6 @@
 // The conversation header: rename inline, summarize, archive, move, delete, export menu.
 import { api } from "./api.js";
-import { confirmDialog, toast } from "./dom.js";
+import { confirmDialog, copyText, el, toast } from "./dom.js";
 import { _, format, formatNumber, ngettext } from "./i18n.js";
 
 // Wire the header's controls; return `updateHeader(conversation)` for live updates.
@@ -53,9 +53,19 @@ export function initHeader(root, conversationId) {
       format(template, { shown: formatNumber(messages), tokens: formatNumber(tokens || 0) });
   }
 
-  function showSummary(text, at) {
+  // The panel shows the summary's Markdown as the server renders (and sanitizes) it.
+  let shownSummary = null;
+  async function showSummary(text, at) {
     const panel = document.getElementById("summary-panel");
-    document.getElementById("summary-text").textContent = text;
+    const box = document.getElementById("summary-text");
+    if (text !== shownSummary) {
+      shownSummary = text;
+      box.textContent = text;
+      try {
+        const response = await fetch(box.dataset.url, { credentials: "same-origin" });
+        if (response.ok && shownSummary === text) box.innerHTML = await response.text();
+      } catch { /* the plain text stays */ }
+    }
     const time = document.getElementById("summary-at");
     if (at) {
       time.dateTime = at;
@@ -111,6 +121,42 @@ export function initHeader(root, conversationId) {
       showSummary(conversation.summary, conversation.summary_at);
       updateHeader(conversation);
     }).finally(() => { button.textContent = label; });
+  });
+
+  // Share links: listed when the menu opens; create copies the new link; revoke deletes it.
+  const shareMenu = document.getElementById("share-menu");
+  const shareList = document.getElementById("share-list");
+  function shareItem(share) {
+    const url = el("input", { type: "text", readonly: true, value: share.url });
+    url.setAttribute("aria-label", _("Share link"));
+    const copy = el("button", { type: "button", text: _("Copy") });
+    copy.addEventListener("click", async () => { await copyText(share.url); toast(_("Link copied.")); });
+    const revoke = el("button", { type: "button", className: "danger", text: _("Revoke") });
+    revoke.addEventListener("click", () => headerAction(revoke, async () => {
+      if (!(await confirmDialog(_("Revoke this link? It will stop working at once."), _("Revoke")))) return;
+      await api("DELETE", `/shares/${share.id}`);
+      item.remove();
+      toast(_("Link revoked."));
+    }));
+    const item = el("li", { "data-id": share.id }, url, copy, revoke);
+    return item;
+  }
+  shareMenu.addEventListener("toggle", async () => {
+    if (!shareMenu.open) return;
+    try {
+      const page = await api("GET", `/shares?conversation_id=${conversationId}`);
+      shareList.replaceChildren(...page.items.map(shareItem));
+    } catch (error) {
+      toast(error.message, { error: true });
+    }
+  });
+  document.getElementById("share-create").addEventListener("click", (event) => {
+    headerAction(event.currentTarget, async () => {
+      const share = await api("POST", `/conversations/${conversationId}/shares`);
+      shareList.prepend(shareItem(share));
+      try { await copyText(share.url); toast(_("Link created and copied.")); }
+      catch { toast(_("Link created.")); }
+    });
   });
 
   document.getElementById("archive-button").addEventListener("click", (event) => {

@@ -1,5 +1,5 @@
 // The list page: filters, infinite scroll, bulk actions, projects, live updates.
-import { api, download } from "./api.js";
+import { api, download, upload } from "./api.js";
 import { confirmDialog, parseFragment, toast } from "./dom.js";
 import { _, format, ngettext } from "./i18n.js";
 import { onListEvent } from "./live.js";
@@ -189,3 +189,24 @@ document.getElementById("project-list").addEventListener("click", async (event) 
 });
 
 updateSelection();
+
+// Import: this app's export opens the new conversation; another app's file lists what came.
+const importFile = document.getElementById("import-file");
+if (importFile) {
+  importFile.addEventListener("change", async () => {
+    const file = importFile.files[0];
+    if (!file) return;
+    toast(format(_("Importing %(name)s…"), { name: file.name }));
+    try {
+      const answer = await upload("/conversations/import", file);
+      const items = answer.items || [answer];
+      if (items.length === 1) { window.location.href = `/conversations/${items[0].id}/`; return; }
+      toast(format(ngettext("Imported %(n)s conversation.", "Imported %(n)s conversations.", items.length), { n: items.length }));
+      setTimeout(() => window.location.reload(), 800);
+    } catch (error) {
+      toast(error.message || _("The import failed."), { error: true });
+    } finally {
+      importFile.value = "";
+    }
+  });
+}
