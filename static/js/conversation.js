@@ -187,7 +187,10 @@ const socket = new ConversationSocket(root.dataset.wsPath, {
       // show the current branch instead.
       const follows = (message.parent_id || null) === shownLeaf();
       if (!follows && !document.getElementById(`msg-${message.id}`)) reloadBranch();
-      else showStored(message);
+      else {
+        if (reloading) arrivedWhileReloading.add(message.id);
+        showStored(message);
+      }
     },
     onStarted() {
       pendingSend = null;
@@ -395,18 +398,21 @@ function openEditor(li) {
 
 // Show the current branch: the newest page of it, from the server.
 let reloading = null;
+const arrivedWhileReloading = new Set();
 function reloadBranch() {
   if (reloading) return reloading;
+  arrivedWhileReloading.clear();
   reloading = (async () => {
     try {
       const response = await fetch(root.dataset.fragmentUrl, { credentials: "same-origin" });
       if (!response.ok) throw new Error(String(response.status));
       const fragment = parseFragment(await response.text());
       const nodes = [...fragment.querySelectorAll("li.message")];
-      // A message stored while the page was being fetched (a reply that just finished)
-      // is newer than the page: it stays, after it.
-      const newest = Math.max(0, ...nodes.map((node) => Number(node.dataset.seq) || 0));
-      const later = messageItems().filter((li) => li !== streaming && Number(li.dataset.seq) > newest);
+      // A message shown while the page was being fetched (a reply that finished meanwhile)
+      // may be newer than the page: it stays, after it, unless the page has it.
+      const fetched = new Set(nodes.map((node) => node.dataset.id));
+      const idOf = (li) => li.dataset.id || li.id.replace(/^msg-/, "");  // a placeholder has only its id
+      const later = messageItems().filter((li) => arrivedWhileReloading.has(idOf(li)) && !fetched.has(idOf(li)));
       for (const li of messageItems()) if (li !== streaming && !later.includes(li)) li.remove();
       const before = later[0] || (streaming && streaming.parentElement === list ? streaming : null);
       for (const node of nodes) {

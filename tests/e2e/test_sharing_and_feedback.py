@@ -1,0 +1,101 @@
+"""In the browser: a rating survives a reload; a share link opens for a stranger and
+stops working once revoked; another app's export imports from the list page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from conversations import services
+from conversations.models import Conversation, MessageFeedback
+from tests.support import seed
+
+from .conftest import SCREENSHOTS, watch
+from .test_chat import _open
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+FIXTURES = Path(__file__).parents[1] / "conversations" / "import_fixtures"
+
+
+def _talk(user, title: str) -> Conversation:
+    conversation = services.create_conversation(user=user, title=title)
+    seed.add_message(
+        conversation_id=conversation.id,
+        role="user",
+        content="Where should we eat in Busan?",
+        created_by=user,
+    )
+    seed.add_message(
+        conversation_id=conversation.id,
+        role="assistant",
+        content="Try **milmyeon** in Seomyeon:\n\n```python\nprint('맛있어요')\n```",
+        model="offline",
+        finish_reason="end_turn",
+    )
+    return conversation
+
+
+def test_a_rating_is_still_pressed_after_a_reload(new_context, alice, page_errors):
+    conversation = _talk(alice, "Food")
+    page = _open(new_context, alice, conversation)
+    watch(page, page_errors)
+    reply = page.locator("li.message.assistant").last
+    reply.hover()
+    reply.locator('[data-action="down"]').click()
+    page.fill("#comment-input", "Milmyeon is from Busan, fine, but say why.")
+    page.locator("#comment-dialog button[value='ok']").click()
+    expect(reply.locator('[data-action="down"]')).to_have_attribute("aria-pressed", "true")
+    expect(page.locator(".toast").last).to_contain_text("Thanks")
+    assert MessageFeedback.objects.get().rating == "down"
+
+    page.reload()
+    reply = page.locator("li.message.assistant").last
+    expect(reply.locator('[data-action="down"]')).to_have_attribute("aria-pressed", "true")
+    expect(reply.locator('[data-action="up"]')).to_have_attribute("aria-pressed", "false")
+    assert page_errors == {"errors": [], "dialogs": []}
+
+
+def test_a_share_link_opens_for_a_stranger_until_revoked(new_context, alice, page_errors):
+    conversation = _talk(alice, "Busan food tour")
+    page = _open(new_context, alice, conversation)
+    watch(page, page_errors)
+    page.locator("#share-menu summary").click()
+    page.locator("#share-create").click()
+    expect(page.locator("#share-list li")).to_have_count(1)
+    url = page.locator("#share-list li input").first.input_value()
+    assert "/s/" in url
+
+    stranger = new_context().new_page()  # no login, no cookies
+    watch(stranger, page_errors)
+    response = stranger.goto(url)
+    assert response.status == 200
+    expect(stranger.locator("h1")).to_have_text("Busan food tour")
+    expect(stranger.locator(".message.assistant strong")).to_have_text("milmyeon")
+    expect(stranger.locator(".message.assistant pre")).to_contain_text("맛있어요")
+    expect(stranger.locator("textarea")).to_have_count(0)
+    expect(stranger.locator("footer")).to_contain_text("Made with")
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    stranger.screenshot(path=str(SCREENSHOTS / "shared-light.png"), full_page=True)
+
+    page.locator("#share-list li button.danger").click()
+    page.locator("#confirm-ok").click()
+    expect(page.locator("#share-list li")).to_have_count(0)
+    assert stranger.goto(url).status == 404
+    assert page_errors == {"errors": [], "dialogs": []}
+
+
+def test_import_a_chatgpt_export_from_the_list_page(new_context, alice, page_errors):
+    page = new_context(alice).new_page()
+    watch(page, page_errors)
+    page.goto("/")
+    page.set_input_files("#import-file", str(FIXTURES / "chatgpt_conversations.json"))
+    expect(page.locator(".toast").last).to_contain_text("Imported 2 conversations", timeout=20_000)
+    page.wait_for_load_state("load")
+    expect(page.get_by_role("link", name="Dog names").first).to_be_visible(timeout=10_000)
+    assert set(Conversation.objects.filter(created_by=alice).values_list("title", flat=True)) == {
+        "Dog names",
+        "자기소개",
+    }
+    assert page_errors == {"errors": [], "dialogs": []}
