@@ -9,7 +9,6 @@ from typing import IO, Any, Literal
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Case, DateTimeField, Value, When
 from django.utils import timezone
 from ninja import Field
 from pydantic import ValidationError, model_validator
@@ -252,7 +251,7 @@ def store_conversation(*, user: Any, export: ExportFile) -> Conversation:
         previous = own
     for start in range(0, len(rows), BATCH):
         chunk = rows[start : start + BATCH]
-        created = Message.objects.bulk_create(
+        Message.objects.bulk_create(
             Message(
                 id=own_ids[start + offset],
                 parent_id=parents[start + offset],
@@ -267,18 +266,9 @@ def store_conversation(*, user: Any, export: ExportFile) -> Conversation:
                 # Numbered 1..n in the file's order.
                 sequence_number=start + offset + 1,
                 created_by=user if row.role == Message.Role.USER else None,
+                created_at=row.created_at or now,
             )
             for offset, row in enumerate(chunk)
-        )
-        # auto_now_add stamped "now"; put back the times the file gives.
-        Message.objects.filter(pk__in=[m.pk for m in created]).update(
-            created_at=Case(
-                *[
-                    When(pk=m.pk, then=Value(row.created_at or now))
-                    for m, row in zip(created, chunk, strict=True)
-                ],
-                output_field=DateTimeField(),
-            )
         )
     MessageFeedback.objects.bulk_create(
         MessageFeedback(

@@ -7,6 +7,7 @@ import uuid
 from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
+from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 TITLE_MAX_LENGTH = 200
@@ -164,7 +165,8 @@ class Message(models.Model):
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
-    created_at = models.DateTimeField(auto_now_add=True)
+    # A default, not auto_now_add: an import writes each message's own time in its INSERT.
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
     is_flagged = models.BooleanField(_("reported"), default=False)
     flag_reason = models.CharField(_("report reason"), max_length=500, blank=True)
 

@@ -168,29 +168,40 @@ KO = {
     "Show all": "모두 보기",
     "Showing %(n)s matching message of this branch.":
         "이 가지에서 조건에 맞는 메시지 %(n)s개를 보여 줍니다.",
-    "Showing %(n)s matching messages of this branch.":
-        "이 가지에서 조건에 맞는 메시지 %(n)s개를 보여 줍니다.",
     "Share": "공유",
-    "Anyone with a link can read this branch as it is now, without logging in. Later messages are not shown.":
-        "링크가 있는 사람은 로그인하지 않고도 지금 이 가지를 읽을 수 있습니다. 이후 메시지는 보이지 않습니다.",
+    "Anyone with a link can read this branch as it is now, without logging in. "
+    "Later messages are not shown.":
+        "링크가 있는 사람은 로그인하지 않고도 지금 이 가지를 읽을 수 있습니다. "
+        "이후 메시지는 보이지 않습니다.",
     "Create a link": "링크 만들기", "Links to this conversation": "이 대화의 링크",
     "Shared conversation": "공유된 대화",
     "A shared conversation, as it was on": "공유된 대화입니다. 기준 시각:",
     "The user said:": "사용자의 말:", "No messages.": "메시지가 없습니다.",
     "Only the first messages are shown.": "앞부분 메시지만 보여 줍니다.",
-    "Made with": "만든 도구:", "a self-hosted chat app that remembers.": "기억하는 자체 호스팅 채팅 앱.",
+    "Made with": "만든 도구:",
+    "a self-hosted chat app that remembers.": "기억하는 자체 호스팅 채팅 앱.",
     "Import…": "가져오기…",
-    "This app’s JSON export, or ChatGPT’s, Claude’s, Open WebUI’s or LibreChat’s export (.json or .zip)":
-        "이 앱의 JSON 내보내기, 또는 ChatGPT·Claude·Open WebUI·LibreChat의 내보내기 파일(.json, .zip)",
-    "Matching messages written by": "찾은 메시지를 쓴 사람", "Messages by anyone": "누구의 메시지든",
-    "Your messages": "내 메시지", "Replies": "답변",
-    "Share link": "공유 링크", "Copy": "복사", "Link copied.": "링크를 복사했습니다.",
-    "Revoke this link? It will stop working at once.": "이 링크를 폐기할까요? 바로 열리지 않게 됩니다.",
-    "Link revoked.": "링크를 폐기했습니다.", "Link created and copied.": "링크를 만들고 복사했습니다.",
+    "This app’s JSON export, or ChatGPT’s, Claude’s, Open WebUI’s or LibreChat’s export "
+    "(.json or .zip)":
+        "이 앱의 JSON 내보내기, 또는 ChatGPT·Claude·Open WebUI·LibreChat의 "
+        "내보내기 파일(.json, .zip)",
+    "Matching messages written by": "찾은 메시지를 쓴 사람",
+    "Messages by anyone": "누구의 메시지든", "Your messages": "내 메시지", "Replies": "답변",
+    "Share link": "공유 링크", "Link copied.": "링크를 복사했습니다.",
+    "Revoke this link? It will stop working at once.":
+        "이 링크를 폐기할까요? 바로 열리지 않게 됩니다.",
+    "Link revoked.": "링크를 폐기했습니다.",
+    "Link created and copied.": "링크를 만들고 복사했습니다.",
     "Link created.": "링크를 만들었습니다.", "Importing %(name)s…": "%(name)s 가져오는 중…",
     "Imported %(n)s conversation.": "대화 %(n)s개를 가져왔습니다.",
-    "Imported %(n)s conversations.": "대화 %(n)s개를 가져왔습니다.",
     "The import failed.": "가져오지 못했습니다.",
+    "Delete this message and everything after it on this branch? The assistant forgets them "
+    "too.": "이 메시지와 이 가지에서 그 뒤의 모든 메시지를 삭제할까요? 어시스턴트도 잊습니다.",
+    "Could not show that branch; reload the page.":
+        "그 가지를 보여 주지 못했습니다. 페이지를 새로 고치세요.",
+    "Answers now come from %(model)s.": "이제 %(model)s 모델이 답합니다.",
+    "Answers now come from your default model.": "이제 기본 모델이 답합니다.",
+    "Instructions saved.": "지침을 저장했습니다.",
 }  # fmt: skip
 
 ENTRY = re.compile(

@@ -24,7 +24,7 @@ from conversations import (
     summaries,
 )
 from conversations.serializers import conversation_to_dict
-from core.errors import Invalid, ServiceError, TooLarge
+from core.errors import ServiceError, TooLarge
 from core.streaming import astream
 
 from .schemas import (
@@ -158,7 +158,7 @@ def _import_source(request: HttpRequest) -> Iterator[IO[bytes]]:
     if request.content_type.startswith("multipart/"):
         upload = request.FILES.get("file")
         if upload is None:
-            raise Invalid("Send the export as the multipart field `file`.", code="invalid_import")
+            raise imports.InvalidImport("file: send the export as the multipart field `file`.")
         if upload.size is not None and upload.size > imports.max_import_file_bytes():
             raise TooLarge(f"The file is larger than {imports.max_import_file_bytes()} bytes.")
         with upload.open("rb") as file:

@@ -99,10 +99,6 @@ def _promises(live, case, response) -> None:
     where = f"{case.method} {case.formatted_path}"
     live["seen"][f"{case.method} {case.path}"][response.status_code // 100] += 1
     assert response.status_code < 500, (where, response.text[:500])
-    if response.status_code == 400 and not response.content and not response.headers:
-        # Twisted (under Daphne) parses multipart bodies itself and answers a malformed one
-        # (e.g. a closing boundary and nothing else) with a bare 400 before our app sees it.
-        return
     if response.status_code >= 400:
         kind = response.headers.get("content-type") or [""]
         kind = kind[0] if isinstance(kind, list) else kind
