@@ -6,7 +6,7 @@ import uuid
 
 from django.conf import settings
 from django.db import models
-from django.db.models import F, Q
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
@@ -94,11 +94,10 @@ class Conversation(models.Model):
             # The list page: one user's rows in each sort order, newest first, id as tiebreak.
             models.Index(fields=["created_by", "-updated_at", "-id"], name="conv_owner_updated"),
             models.Index(fields=["created_by", "-created_at", "-id"], name="conv_owner_created"),
+            # On PostgreSQL: last_message_at DESC NULLS LAST (migration 0006), as the list
+            # orders it: conversations without messages come last.
             models.Index(
-                F("created_by"),
-                F("last_message_at").desc(nulls_last=True),
-                F("id").desc(),
-                name="conv_owner_last_msg",
+                fields=["created_by", "-last_message_at", "-id"], name="conv_owner_last_msg"
             ),
             models.Index(fields=["created_by", "-message_count", "-id"], name="conv_owner_count"),
             models.Index(
