@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from core import sensitive
+
 _GREETING = re.compile(
     r"^\s*(hi|hello|hey|good (morning|afternoon|evening)|안녕(하세요|하십니까)?|"
     r"반가워(요)?|반갑습니다|하이|헬로)\b[\s!.,~?😀-🙏]*$",
@@ -44,10 +46,28 @@ def is_greeting(text: str) -> bool:
     return bool(_GREETING.match(text.strip()))
 
 
+# Digits joined by hyphens with no space, 9 digits or more: an identifier (a resident
+# registration, phone or account number), not a subtraction.
+_IDENTIFIER = re.compile(r"\d{2,6}(?:-\d{2,8})+")
+_DATE = re.compile(r"\d{4}-\d{1,2}-\d{1,2}")
+
+
+def _is_identifier(candidate: str) -> bool:
+    if _DATE.fullmatch(candidate):
+        return True
+    return bool(_IDENTIFIER.fullmatch(candidate)) and sum(c.isdigit() for c in candidate) >= 9
+
+
 def find_arithmetic(text: str) -> str | None:
-    """Return the arithmetic expression in `text`, if it has one with an operator."""
-    candidates = [m.group().strip() for m in _EXPRESSION.finditer(text)]
-    with_operator = [c for c in candidates if _OPERATOR.search(c)]
+    """Return the arithmetic expression in `text`, if it has one with an operator; an
+    identifier ("900101-1234567", "010-1234-5678") or sensitive information is none."""
+    sensitive_spans = [(f.start, f.end) for f in sensitive.find(text)]
+    candidates = [
+        m.group().strip()
+        for m in _EXPRESSION.finditer(text)
+        if not any(m.start() < end and start < m.end() for start, end in sensitive_spans)
+    ]
+    with_operator = [c for c in candidates if _OPERATOR.search(c) and not _is_identifier(c)]
     return max(with_operator, key=len) if with_operator else None
 
 

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("CHAT_VAR_DIR", BASE_DIR / "var"))
@@ -199,6 +200,11 @@ MEMORY_MAX_SUMMARIES = int(os.environ.get("MEMORY_MAX_SUMMARIES", 3))
 AGENT_MAX_ITERATIONS = int(os.environ.get("AGENT_MAX_ITERATIONS", 4))
 CHAT_RATE_LIMIT = os.environ.get("CHAT_RATE_LIMIT", "30/m")
 MESSAGE_MAX_CHARS = int(os.environ.get("MESSAGE_MAX_CHARS", 32000))
+# Sensitive information in a user message (core/sensitive.py): "warn" (refused until the
+# sender confirms), "block" (refused), "off".
+SENSITIVE_CHECK = os.environ.get("SENSITIVE_CHECK", "warn")
+if SENSITIVE_CHECK not in ("warn", "block", "off"):
+    raise ImproperlyConfigured("SENSITIVE_CHECK must be warn, block or off.")
 CONVERSATION_TITLE_MAX_CHARS = 200
 # How fast the built-in offline model types (characters per second; 0 = all at once).
 OFFLINE_MODEL_CHARS_PER_SECOND = float(os.environ.get("OFFLINE_MODEL_CHARS_PER_SECOND", 400))

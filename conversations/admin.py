@@ -7,6 +7,8 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
 
+from core import sensitive
+
 from . import services
 from .models import Conversation, Message, MessageFeedback, Project, Share
 
@@ -99,10 +101,32 @@ class FeedbackFilter(admin.SimpleListFilter):
         return queryset
 
 
+class SensitiveFilter(admin.SimpleListFilter):
+    """Messages the sender stored although they hold sensitive information
+    (`metadata.sensitive` lists the kinds), by kind."""
+
+    title = _("sensitive information")
+    parameter_name = "sensitive"
+
+    def lookups(self, request, model_admin):
+        kinds = [(kind, kind) for kind in sensitive.KINDS]
+        return [("any", _("Any kind")), *kinds, ("none", _("None"))]
+
+    def queryset(self, request, queryset):
+        if self.value() == "any":
+            return queryset.filter(metadata__has_key="sensitive")
+        if self.value() == "none":
+            return queryset.exclude(metadata__has_key="sensitive")
+        if self.value() in sensitive.KINDS:
+            # The kinds' JSON text holds '"card"' (both backends; no jsonb @> on SQLite).
+            return queryset.filter(metadata__sensitive__icontains=f'"{self.value()}"')
+        return queryset
+
+
 @admin.register(Message)
 class MessageAdmin(admin.ModelAdmin):
     list_display = ("short_content", "conversation", "role", "sequence_number", "is_flagged")
-    list_filter = ("role", FeedbackFilter, "is_flagged", "finish_reason")
+    list_filter = ("role", FeedbackFilter, SensitiveFilter, "is_flagged", "finish_reason")
     search_fields = ("content",)
     readonly_fields = (
         "id",

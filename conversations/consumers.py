@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from accounts.tokens import live_token_ids
 from core import schemas
 from core.db_async import db_async
-from core.errors import NotFound, RateLimited, ServiceError
+from core.errors import NotFound, RateLimited, SensitiveInfo, ServiceError
 from core.groups import user_group
 
 from . import events
@@ -49,7 +49,15 @@ MAX_FRAME_CHARS = 256 * 1024
 
 CLOSE_NOT_LOGGED_IN = 4401
 CLOSE_NOT_FOUND = 4404
-ERROR_CODES = {"invalid", "too_long", "rate_limited", "busy", "llm_unavailable", "not_found"}
+ERROR_CODES = {
+    "invalid",
+    "too_long",
+    "rate_limited",
+    "busy",
+    "llm_unavailable",
+    "not_found",
+    "sensitive",
+}
 
 
 def _describe(exc: ValueError) -> str:
@@ -130,6 +138,12 @@ class ConversationConsumer(AsyncWebsocketConsumer):
             await self.send_frame(
                 events.error("rate_limited", exc.message, retry_after=exc.retry_after)
             )
+        except SensitiveInfo as exc:
+            await self.send_frame(
+                events.error(
+                    "sensitive", exc.message, findings=exc.findings, can_confirm=exc.can_confirm
+                )
+            )
         except ServiceError as exc:
             code = exc.code if exc.code in ERROR_CODES else "invalid"
             await self.send_error(code, exc.message)  # type: ignore[arg-type]
@@ -144,6 +158,7 @@ class ConversationConsumer(AsyncWebsocketConsumer):
             conversation_id=self.conversation_id,
             content=frame.content,
             client_id=frame.client_id,
+            confirm_sensitive=frame.confirm_sensitive,
             on_error=self.send_frame,
         )
 
@@ -160,6 +175,7 @@ class ConversationConsumer(AsyncWebsocketConsumer):
                 message_id=frame.message_id,
                 content=frame.content,
                 client_id=frame.client_id,
+                confirm_sensitive=frame.confirm_sensitive,
             )
 
     async def continue_reply(self, frame: MessageContinueFrame) -> None:

@@ -138,11 +138,22 @@ def sync_state(
     }
 
 
-def error(code: ErrorCode, detail: str, *, retry_after: int | None = None) -> ErrorFrame:
+def error(
+    code: ErrorCode,
+    detail: str,
+    *,
+    retry_after: int | None = None,
+    findings: list[dict[str, Any]] | None = None,
+    can_confirm: bool | None = None,
+) -> ErrorFrame:
     """An error for the socket that sent the frame."""
     frame: ErrorFrame = {"type": "error", "code": code, "detail": detail}
     if retry_after is not None:
         frame["retry_after"] = retry_after
+    if findings is not None:
+        frame["findings"] = findings
+    if can_confirm is not None:
+        frame["can_confirm"] = can_confirm
     return frame
 
 

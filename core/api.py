@@ -20,7 +20,7 @@ from ninja.security import APIKeyCookie
 from ninja.utils import check_csrf
 
 from . import schemas
-from .errors import RateLimited, ServiceError
+from .errors import RateLimited, SensitiveInfo, ServiceError
 
 logger = logging.getLogger(__name__)
 
@@ -99,7 +99,18 @@ def _handles(exc_class: type[Exception]):
 @_handles(ServiceError)
 def on_service_error(request: HttpRequest, exc: ServiceError) -> HttpResponse:
     headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, RateLimited) else {}
-    return error_response(exc.status, exc.code, exc.message, **headers)
+    response = error_response(exc.status, exc.code, exc.message, **headers)
+    if isinstance(exc, SensitiveInfo):  # where, so that a client can show or mask it
+        body = {
+            "error": {
+                "code": exc.code,
+                "message": exc.message,
+                "findings": exc.findings,
+                "can_confirm": exc.can_confirm,
+            }
+        }
+        response = JsonResponse(body, status=exc.status, json_dumps_params={"ensure_ascii": False})
+    return response
 
 
 @_handles(ValidationError)

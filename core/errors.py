@@ -45,6 +45,22 @@ class RateLimited(ServiceError):
         self.retry_after = retry_after
 
 
+class SensitiveInfo(ServiceError):
+    """A message holds sensitive information (SPEC "Sensitive information"); nothing stored.
+
+    `findings` are `{kind, start, end}` (character offsets); `can_confirm` says whether a
+    resend with `confirm_sensitive` may store it (`warn`) or not (`block`).
+    """
+
+    code = "sensitive"
+    status = 409
+
+    def __init__(self, message: str, *, findings: list[dict[str, object]], can_confirm: bool):
+        super().__init__(message)
+        self.findings = findings
+        self.can_confirm = can_confirm
+
+
 class LlmUnavailable(ServiceError):
     """The model server failed or could not be reached; nothing was changed."""
 

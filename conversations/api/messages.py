@@ -79,6 +79,7 @@ async def send_message(request: HttpRequest, conversation_id: str, payload: Mess
         conversation_id=conversation_id,
         content=payload.content,
         client_id=payload.client_id,
+        confirm_sensitive=payload.confirm_sensitive,
     )
     reply = await started.assistant_message()
     body = {
@@ -109,6 +110,7 @@ async def edit_message(request: HttpRequest, message_id: str, payload: EditIn):
         message_id=message_id,
         content=payload.content,
         client_id=payload.client_id,
+        confirm_sensitive=payload.confirm_sensitive,
     )
     body = {
         "user_message": message_to_dict(started.user_message),

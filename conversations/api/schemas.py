@@ -142,6 +142,9 @@ class MessagePage(Schema):
 class MessageSendIn(Input):
     content: Text
     client_id: Text | None = Field(None, min_length=1, max_length=100)
+    confirm_sensitive: bool = Field(
+        False, strict=True, description="store it although it holds sensitive information"
+    )
 
 
 class ReplyOut(Schema):
@@ -160,6 +163,9 @@ class RegenerateIn(Input):
 class EditIn(Input):
     content: Text
     client_id: Text | None = Field(None, min_length=1, max_length=100)
+    confirm_sensitive: bool = Field(
+        False, strict=True, description="store it although it holds sensitive information"
+    )
 
 
 class SwitchIn(Input):

@@ -12,7 +12,9 @@ from pydantic import Field, TypeAdapter
 
 from core.schemas import Input, Text
 
-ErrorCode = Literal["invalid", "too_long", "rate_limited", "busy", "llm_unavailable", "not_found"]
+ErrorCode = Literal[
+    "invalid", "too_long", "rate_limited", "busy", "llm_unavailable", "not_found", "sensitive"
+]
 
 
 # --- client → server -----------------------------------------------------------
@@ -22,6 +24,8 @@ class MessageSendFrame(Input):
     type: Literal["message.send"]
     content: Text
     client_id: Text | None = Field(None, min_length=1, max_length=100)
+    # Store it although it holds sensitive information (after a `sensitive` error).
+    confirm_sensitive: bool = Field(False, strict=True)
 
 
 class GenerationStopFrame(Input):
@@ -51,6 +55,7 @@ class MessageEditFrame(Input):
     message_id: MessageId
     content: Text
     client_id: Text | None = Field(None, min_length=1, max_length=100)
+    confirm_sensitive: bool = Field(False, strict=True)
 
 
 class MessageContinueFrame(Input):
@@ -168,6 +173,8 @@ class ErrorFrame(TypedDict):
     code: ErrorCode
     detail: str
     retry_after: NotRequired[int]
+    findings: NotRequired[list[dict[str, Any]]]  # `sensitive`: {kind, start, end}
+    can_confirm: NotRequired[bool]  # `sensitive`: a resend with confirm_sensitive stores it
 
 
 class PongFrame(TypedDict):

@@ -22,8 +22,9 @@ from django.conf import settings
 
 from agent.events import AgentEvent, FinishedEvent
 from agent.runner import Turn
+from core import sensitive
 from core.db_async import db_async
-from core.errors import Invalid, NotFound, TooLarge
+from core.errors import Invalid, NotFound, SensitiveInfo, TooLarge
 from core.llm_catalog import acheck_model
 
 from .. import agent_service, events, summaries, titles
@@ -79,6 +80,25 @@ def clean_content(content: Any) -> str:
     return content
 
 
+def check_sensitive(content: str, *, confirmed: bool) -> tuple[str, ...]:
+    """Return the kinds of sensitive information `content` holds, when it may be stored
+    (none found, SENSITIVE_CHECK off, or confirmed under `warn`); else raise SensitiveInfo."""
+    mode = settings.SENSITIVE_CHECK
+    if mode == "off":
+        return ()
+    findings = sensitive.find(content)
+    if not findings:
+        return ()
+    kinds = tuple(sorted({f.kind for f in findings}))
+    if mode == "warn" and confirmed:
+        return kinds
+    raise SensitiveInfo(
+        f"The message looks like it holds sensitive information ({', '.join(kinds)}).",
+        findings=[f.as_dict() for f in findings],
+        can_confirm=mode == "warn",
+    )
+
+
 def _has_lone_surrogate(text: str) -> bool:
     try:
         text.encode("utf-8")
@@ -109,6 +129,7 @@ async def start_reply(
     kind: store.Kind = "send",
     message_id: Any = None,
     model: str | None = None,
+    confirm_sensitive: bool = False,
     on_error: ErrorCallback | None = None,
 ) -> StartedReply:
     """Start a reply: to a new message (send), or a new version of an earlier one.
@@ -119,20 +140,30 @@ async def start_reply(
     - continue: go on from the cut-off reply `message_id`, as a new version of it.
 
     `model` (regenerate) writes this reply with another model than the conversation's.
+    A message with sensitive information raises SensitiveInfo unless `confirm_sensitive`
+    (and SENSITIVE_CHECK is not `block`); a confirmed one records the kinds it holds.
 
     Without `conversation_id` the conversation is the message's. Raises NotFound,
     Invalid, TooLarge, RateLimited, or Conflict(code="busy") when a reply is already
     running in the conversation; none of them stores anything. `on_error` hears
     `llm_unavailable` if the model fails.
     """
+    sensitive_kinds: tuple[str, ...] = ()
     if kind in ("send", "edit"):
         content = clean_content(content)
         client_id = clean_client_id(client_id)
+        sensitive_kinds = check_sensitive(content, confirmed=confirm_sensitive)
     else:
         content = client_id = None
     if model:
         await acheck_model(model)
-    ask = store.Ask(kind=kind, content=content, client_id=client_id, message_id=message_id)
+    ask = store.Ask(
+        kind=kind,
+        content=content,
+        client_id=client_id,
+        message_id=message_id,
+        sensitive=sensitive_kinds,
+    )
     await acheck_rate(user_id=user.pk)
     if conversation_id is None:
         conversation_id = await _conversation_of(user=user, message_id=message_id)

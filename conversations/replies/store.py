@@ -46,6 +46,7 @@ class Ask:
     content: str | None = None  # send, edit
     client_id: str | None = None  # send, edit
     message_id: Any = None  # regenerate, edit, continue: the message acted on
+    sensitive: tuple[str, ...] = ()  # kinds of sensitive information the user confirmed
 
 
 @dataclass(frozen=True)
@@ -134,6 +135,7 @@ def claim_reply(
             client_id=ask.client_id,
             run_id=run_id,
             parent="current" if target is None else target.parent_id,
+            metadata={"sensitive": list(ask.sensitive)} if ask.sensitive else None,
         )
     else:
         assert target is not None

@@ -247,6 +247,16 @@ const socket = new ConversationSocket(root.dataset.wsPath, {
       return texts.get(messageId);
     },
     onError(frame) {
+      if (frame.code === "sensitive") {
+        if (pendingSend !== null && lastAsk && lastAsk.type === "message.send" && !input.value) {
+          input.value = pendingSend;
+          autosize();
+        }
+        pendingSend = null;
+        setRunning(false);
+        showSensitive(frame);
+        return;
+      }
       showError((ERROR_TEXT[frame.code] || (() => frame.detail || _("Something went wrong.")))());
       if (pendingSend !== null) {
         if (!input.value) input.value = pendingSend;
@@ -269,16 +279,80 @@ function autosize() {
   input.style.height = `${Math.min(input.scrollHeight, 240)}px`;
 }
 
+// The last message.send / message.edit frame: a `sensitive` answer offers to resend it.
+let lastAsk = null;
+function sendAsk(frame) {
+  lastAsk = frame;
+  hideSensitive();
+  pendingSend = frame.content;
+  if (frame.type === "message.send") { input.value = ""; autosize(); }
+  startAction(frame);
+}
+
 document.getElementById("composer").addEventListener("submit", (event) => {
   event.preventDefault();
   const content = input.value.trim();
   if (!content || running) return;
+  sendAsk({ type: "message.send", content, client_id: newClientId() });
+});
+
+// --- sensitive information (SPEC): the server found some; show where, offer to mask -------
+const sensitivePanel = document.getElementById("sensitive-panel");
+const KIND_TEXT = {
+  rrn: () => _("resident registration number"),
+  arc: () => _("alien registration number"),
+  phone: () => _("phone number"),
+  card: () => _("card number"),
+  bank_account: () => _("bank account number"),
+  email: () => _("e-mail address"),
+  passport: () => _("passport number"),
+  secret: () => _("password or secret key"),
+};
+function hideSensitive() { sensitivePanel.hidden = true; }
+
+// Offsets are code points (the server counts characters), not UTF-16 units.
+function spans(text, findings) {
+  const chars = Array.from(text);
+  const parts = [];
+  let last = 0;
+  for (const f of [...findings].sort((a, b) => a.start - b.start)) {
+    parts.push({ text: chars.slice(last, f.start).join("") });
+    parts.push({ text: chars.slice(f.start, f.end).join(""), kind: f.kind });
+    last = f.end;
+  }
+  parts.push({ text: chars.slice(last).join("") });
+  return parts;
+}
+
+function showSensitive(frame) {
+  if (!lastAsk) return;
+  const ask = lastAsk;
+  const parts = spans(ask.content, frame.findings || []);
+  const kinds = [...new Set((frame.findings || []).map((f) => f.kind))];
+  document.getElementById("sensitive-summary").textContent = format(
+    _("This message looks like it holds: %(kinds)s. It was not sent."),
+    { kinds: kinds.map((k) => (KIND_TEXT[k] || (() => k))()).join(", ") });
+  document.getElementById("sensitive-preview").replaceChildren(...parts.map((p) => (p.kind
+    ? el("mark", { className: "sensitive", title: (KIND_TEXT[p.kind] || (() => p.kind))(), text: p.text })
+    : document.createTextNode(p.text))));
+  document.getElementById("sensitive-send").hidden = frame.can_confirm === false;
+  sensitivePanel.hidden = false;
+  sensitivePanel.dataset.masked = parts.map((p) => (p.kind ? `[${p.kind}]` : p.text)).join("");
   showError("");
-  pendingSend = content;
-  socket.send({ type: "message.send", content, client_id: newClientId() });
-  input.value = "";
-  autosize();
-  setRunning(true);
+  document.getElementById("sensitive-mask").focus();
+}
+
+document.getElementById("sensitive-mask").addEventListener("click", () => {
+  if (!lastAsk || running) return;
+  sendAsk({ ...lastAsk, content: sensitivePanel.dataset.masked, client_id: newClientId() });
+});
+document.getElementById("sensitive-send").addEventListener("click", () => {
+  if (!lastAsk || running) return;
+  sendAsk({ ...lastAsk, client_id: newClientId(), confirm_sensitive: true });
+});
+document.getElementById("sensitive-cancel").addEventListener("click", () => {
+  hideSensitive();
+  input.focus();
 });
 
 input.addEventListener("keydown", (event) => {
@@ -389,8 +463,7 @@ function openEditor(li) {
     if (!content || running) return;
     if (content === (li.dataset.raw ?? "").trim()) { close(); return; }
     close();
-    pendingSend = content;
-    startAction({ type: "message.edit", message_id: li.dataset.id, content, client_id: newClientId() });
+    sendAsk({ type: "message.edit", message_id: li.dataset.id, content, client_id: newClientId() });
   });
   area.focus();
   area.setSelectionRange(area.value.length, area.value.length);
