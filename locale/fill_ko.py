@@ -195,6 +195,14 @@ KO = {
     "Link created.": "링크를 만들었습니다.", "Importing %(name)s…": "%(name)s 가져오는 중…",
     "Imported %(n)s conversation.": "대화 %(n)s개를 가져왔습니다.",
     "The import failed.": "가져오지 못했습니다.",
+    "Mask and send": "가리고 보내기", "Send anyway": "그대로 보내기",
+    "resident registration number": "주민등록번호", "alien registration number": "외국인등록번호",
+    "phone number": "전화번호", "card number": "카드 번호", "bank account number": "계좌번호",
+    "e-mail address": "이메일 주소", "passport number": "여권번호",
+    "password or secret key": "비밀번호나 비밀 키",
+    "This message looks like it holds: %(kinds)s. It was not sent.":
+        "이 메시지에 다음 정보가 있는 것 같습니다: %(kinds)s. 보내지 않았습니다.",
+    "sensitive information": "민감한 정보", "Any kind": "모든 종류",
     "Delete this message and everything after it on this branch? The assistant forgets them "
     "too.": "이 메시지와 이 가지에서 그 뒤의 모든 메시지를 삭제할까요? 어시스턴트도 잊습니다.",
     "Could not show that branch; reload the page.":

@@ -99,3 +99,26 @@ def test_import_a_chatgpt_export_from_the_list_page(new_context, alice, page_err
         "자기소개",
     }
     assert page_errors == {"errors": [], "dialogs": []}
+
+
+def test_a_card_number_is_highlighted_then_masked_and_sent(new_context, alice, page_errors):
+    conversation = services.create_conversation(user=alice, title="Payment")
+    page = _open(new_context, alice, conversation)
+    watch(page, page_errors)
+    page.fill("#composer-input", "결제는 4111 1111 1111 1111 카드로 해 줘")
+    page.press("#composer-input", "Enter")
+    panel = page.locator("#sensitive-panel")
+    expect(panel).to_be_visible()
+    expect(panel.locator("mark.sensitive")).to_have_text("4111 1111 1111 1111")
+    expect(panel).to_contain_text("card number")
+    assert not conversation.messages.exists()  # nothing stored, nothing sent to the model
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / "sensitive-light.png"))
+    page.locator("#sensitive-mask").click()
+    expect(panel).to_be_hidden()
+    expect(page.locator("li.message.user .content").last).to_have_text("결제는 [card] 카드로 해 줘")
+    expect(page.locator("li.message.assistant[data-final='1']")).to_have_count(1, timeout=20_000)
+    question = conversation.messages.get(role="user")
+    assert question.content == "결제는 [card] 카드로 해 줘"
+    assert "sensitive" not in question.metadata
+    assert page_errors == {"errors": [], "dialogs": []}

@@ -311,3 +311,31 @@ async def test_renaming_reaches_open_sockets(alice):
     assert frame["type"] == "conversation.updated"
     assert frame["conversation"]["title"] == "Renamed"
     await comm.disconnect()
+
+
+# --- sensitive information --------------------------------------------------------------
+async def test_a_registration_number_is_refused_with_where_then_stored_when_confirmed(
+    alice, fake_agent
+):
+    from stdnum.kr import rrn
+
+    body = "900101123456"
+    number = f"{body[:6]}-{body[6:]}{rrn.calc_check_digit(body)}"
+    text = f"내 주민번호는 {number} 야"
+    token, conversation = await make_token(alice), await make_conversation(alice)
+    comm = await connected(conversation.id, token)
+    await comm.send_json_to({"type": "message.send", "content": text, "client_id": "s1"})
+    frame = await receive(comm)
+    assert frame["type"] == "error" and frame["code"] == "sensitive"
+    assert frame["can_confirm"] is True
+    (finding,) = frame["findings"]
+    assert finding["kind"] == "rrn" and text[finding["start"] : finding["end"]] == number
+    assert await stored(conversation.id) == []
+    assert fake_agent.calls == []
+    await comm.send_json_to(
+        {"type": "message.send", "content": text, "client_id": "s2", "confirm_sensitive": True}
+    )
+    frames = await receive_until(comm, "generation.finished")
+    assert frames[0]["type"] == "message.created"
+    assert frames[0]["message"]["metadata"]["sensitive"] == ["rrn"]
+    await comm.disconnect()
