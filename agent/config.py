@@ -25,6 +25,7 @@ class AgentConfig:
     summary_overflow: Literal["merge", "drop"] = "merge"
     # Pace of the offline model's stream, so a person can watch it type.
     offline_chars_per_second: float = 400.0
+    vision: bool = False  # the model takes images (CHAT_VISION_MODELS)
     request_timeout: float = 60.0
     max_retries: int = 2
 

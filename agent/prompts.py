@@ -103,5 +103,9 @@ OFFLINE_NOTICE = {
 INTERRUPTED_TOOL_RESULT = "Error: this tool call was interrupted before it finished."
 
 # A continue: the cut-off reply is the last assistant message; this follows it.
+UNSEEN_IMAGES = (
+    "(The user attached images you cannot see: {names}. If the answer depends on them, "
+    "say that you cannot view images.)"
+)
 CONTINUE_NOTE = """Your previous reply was cut off. Continue it exactly where it stopped: do \
 not repeat any of it, do not comment on the interruption, just write what comes next."""

@@ -96,6 +96,7 @@ class Turn:
         seed: list[BaseMessage] | None = None,
         continues: tuple[str, str] | None = None,
         instructions: str = "",
+        images: tuple[tuple[str, str], ...] = (),
     ) -> None:
         """`base_checkpoint_id`: the branch to run on (None: the thread's latest state);
         `seed`: messages of a branch the thread never held, put before the user's;
@@ -125,6 +126,7 @@ class Turn:
             "section_lookup": section_lookup,
             "continues": continues,
             "instructions": instructions,
+            "images": images,
         }
         self._text: list[str] = []
         self._length = 0

@@ -72,6 +72,9 @@ class AgentContext:
     continues: tuple[str, str] | None = None
     # The user's standing instructions and the conversation's system prompt.
     instructions: str = ""
+    # Images sent with this turn's message: (name, data URL; "" when the model has no
+    # vision). Given to the model in this turn's calls only, never stored in memory.
+    images: tuple[tuple[str, str], ...] = ()
 
     @property
     def summary_model(self) -> BaseChatModel:

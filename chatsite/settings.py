@@ -200,6 +200,11 @@ MEMORY_MAX_SUMMARIES = int(os.environ.get("MEMORY_MAX_SUMMARIES", 3))
 AGENT_MAX_ITERATIONS = int(os.environ.get("AGENT_MAX_ITERATIONS", 4))
 CHAT_RATE_LIMIT = os.environ.get("CHAT_RATE_LIMIT", "30/m")
 MESSAGE_MAX_CHARS = int(os.environ.get("MESSAGE_MAX_CHARS", 32000))
+# Attachments (SPEC "Attachments"): files under MEDIA_ROOT (a shared volume, or a
+# django-storages backend, when several machines serve the app).
+MEDIA_ROOT = Path(os.environ.get("CHAT_MEDIA_DIR", VAR_DIR / "media"))
+MEDIA_URL = "/media/"  # never served as such: GET /api/v1/attachments/{id} checks the owner
+ATTACHMENT_MAX_BYTES = int(os.environ.get("ATTACHMENT_MAX_BYTES", 10 * 1024 * 1024))
 # Sensitive information in a user message (core/sensitive.py): "warn" (refused until the
 # sender confirms), "block" (refused), "off".
 SENSITIVE_CHECK = os.environ.get("SENSITIVE_CHECK", "warn")

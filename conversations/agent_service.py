@@ -27,7 +27,8 @@ from core.llm_catalog import ModelInfo, amodel_in_force, model_in_force
 from knowledge.retrieval import aretrieve
 from knowledge.selectors import aget_document_section, user_has_documents
 
-from .models import Conversation, Message
+from .attachments import image_data_url
+from .models import Attachment, Conversation, Message
 from .tree import Tree
 
 SEARCH_RESULT_LIMIT = 5
@@ -53,6 +54,7 @@ def build_agent_config(
         memory_max_summaries=settings.MEMORY_MAX_SUMMARIES,
         max_iterations=settings.AGENT_MAX_ITERATIONS,
         offline_chars_per_second=settings.OFFLINE_MODEL_CHARS_PER_SECOND,
+        vision=model.vision,
     )
 
 
@@ -195,7 +197,19 @@ async def astart_turn(
         has_documents=await _owner_has_documents(conversation),
         section_lookup=section_lookup,
         search_conversations=_search_other_conversations(owner_id, conversation.id),
+        images=await _aimages_of(user_message, vision=config.vision),
     )
+
+
+def _images_of(message: Message, *, vision: bool) -> tuple[tuple[str, str], ...]:
+    """The images sent with `message`: (name, data URL) for a vision model, else (name, "")."""
+    rows = Attachment.objects.filter(message=message, kind=Attachment.Kind.IMAGE).order_by(
+        "created_at", "id"
+    )
+    return tuple((a.name, image_data_url(a) if vision else "") for a in rows)
+
+
+_aimages_of = db_async(_images_of, close_serial=False)
 
 
 def reply_fields(finished: FinishedEvent) -> dict[str, Any]:

@@ -29,7 +29,7 @@ def branch_messages(
     path = tree.path_to(leaf_id or current_leaf(conversation, tree))
     rows = {m.pk: m for m in Message.objects.filter(pk__in=path)}
     messages = with_siblings([rows[pk] for pk in path if pk in rows], tree)
-    return selectors.with_feedback(messages, user_id=conversation.created_by_id)
+    return selectors.for_display(messages, user_id=conversation.created_by_id)
 
 
 def list_messages(
@@ -60,7 +60,7 @@ def list_messages(
         part=part,
         has_tool=has_tool,
     )
-    return selectors.with_feedback(with_siblings(rows, tree), user_id=conversation.created_by_id)
+    return selectors.for_display(with_siblings(rows, tree), user_id=conversation.created_by_id)
 
 
 @transaction.atomic

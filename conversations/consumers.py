@@ -159,6 +159,7 @@ class ConversationConsumer(AsyncWebsocketConsumer):
             content=frame.content,
             client_id=frame.client_id,
             confirm_sensitive=frame.confirm_sensitive,
+            attachments=frame.attachments,
             on_error=self.send_frame,
         )
 
@@ -176,6 +177,7 @@ class ConversationConsumer(AsyncWebsocketConsumer):
                 content=frame.content,
                 client_id=frame.client_id,
                 confirm_sensitive=frame.confirm_sensitive,
+                attachments=frame.attachments,
             )
 
     async def continue_reply(self, frame: MessageContinueFrame) -> None:

@@ -90,9 +90,9 @@ def export_filename(conversation: Conversation, fmt: str, *, today: datetime | N
     return f"{title}-{day}.{FORMATS[fmt][0]}"
 
 
-def attachment_header(filename: str) -> str:
+def attachment_header(filename: str, *, inline: bool = False) -> str:
     """Return a Content-Disposition value; non-ASCII names use RFC 5987 `filename*`."""
-    return content_disposition_header(True, filename) or "attachment"
+    return content_disposition_header(not inline, filename) or "attachment"
 
 
 def content_type(fmt: str) -> str:

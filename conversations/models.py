@@ -275,3 +275,39 @@ class Share(models.Model):
 
     def __str__(self) -> str:
         return f"share of {self.conversation_id}"
+
+
+class Attachment(models.Model):
+    """A file the user put in the message box: uploaded first (no message yet), then sent
+    with a message (SPEC "Attachments"). Deleted with its message or conversation; one never
+    sent is purged after a day."""
+
+    class Kind(models.TextChoices):
+        IMAGE = "image"
+        DOCUMENT = "document"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    conversation = models.ForeignKey(
+        Conversation, on_delete=models.CASCADE, related_name="attachments"
+    )
+    message = models.ForeignKey(
+        Message, null=True, blank=True, on_delete=models.CASCADE, related_name="attachment_files"
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    name = models.CharField(max_length=255)
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    content_type = models.CharField(max_length=100)
+    size_bytes = models.PositiveBigIntegerField()
+    file = models.FileField(upload_to="attachments/%Y/%m/", max_length=300)
+    text = models.TextField(blank=True)  # a document's extracted text
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["created_at"], name="attachment_unsent", condition=Q(message=None))
+        ]
+
+    def __str__(self) -> str:
+        return self.name

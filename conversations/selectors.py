@@ -17,7 +17,8 @@ from core.errors import NotFound
 from core.ids import parse_uuid
 from knowledge.models import DocumentChunk
 
-from .models import Conversation, Message, MessageFeedback, Project
+from .models import Attachment, Conversation, Message, MessageFeedback, Project
+from .serializers import attachment_to_dict
 
 NOT_FOUND_MESSAGE = "Conversation not found."
 
@@ -161,6 +162,27 @@ def with_feedback(messages: list[Message], *, user_id: Any) -> list[Message]:
     for message in messages:
         message.my_feedback = found.get(message.pk)
     return messages
+
+
+def with_attachments(messages: list[Message]) -> list[Message]:
+    """Give each message `attachment_list` (its attachments as JSON); one query."""
+    if not messages:
+        return messages
+    found: dict[Any, list[dict[str, Any]]] = {}
+    rows = Attachment.objects.filter(message_id__in=[m.pk for m in messages]).order_by(
+        "created_at", "id"
+    )
+    for row in rows:
+        found.setdefault(row.message_id, []).append(attachment_to_dict(row))
+    for message in messages:
+        message.attachment_list = found.get(message.pk, [])
+    return messages
+
+
+def for_display(messages: list[Message], *, user_id: Any) -> list[Message]:
+    """Give messages what their JSON and the page show beside their rows: the user's
+    feedback and the attachments."""
+    return with_attachments(with_feedback(messages, user_id=user_id))
 
 
 def list_projects(*, user: Any) -> list[Project]:

@@ -44,6 +44,18 @@ def conversation_to_dict(conversation: Conversation) -> dict[str, Any]:
     }
 
 
+def attachment_to_dict(attachment: Any) -> dict[str, Any]:
+    """An attachment as message JSON carries it (SPEC "Attachments")."""
+    return {
+        "id": str(attachment.id),
+        "name": attachment.name,
+        "kind": attachment.kind,
+        "content_type": attachment.content_type,
+        "size_bytes": attachment.size_bytes,
+        "url": f"/api/v1/attachments/{attachment.id}",
+    }
+
+
 def message_to_dict(message: Message) -> dict[str, Any]:
     """Return a message's model fields as JSON, its conversation as an id.
 
@@ -74,4 +86,6 @@ def message_to_dict(message: Message) -> dict[str, Any]:
         # The requesting user's rating (read by selectors.with_feedback; a message just
         # written has none).
         "feedback": getattr(message, "my_feedback", None),
+        # Read with the message (selectors.for_display, or the send that attached them).
+        "attachments": getattr(message, "attachment_list", []),
     }

@@ -267,7 +267,7 @@ def message_fragment(request: HttpRequest, conversation_id: Any, message_id: Any
         raise Http404(exc.message) from None
     if message.conversation_id != conversation.id:
         raise Http404("Message not found.")
-    rows = selectors.with_feedback(with_siblings([message]), user_id=request.user.pk)
+    rows = selectors.for_display(with_siblings([message]), user_id=request.user.pk)
     return render(request, "conversations/_message.html", {"m": rows[0]})
 
 

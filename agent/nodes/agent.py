@@ -182,6 +182,24 @@ async def stream_without_refused_tools(
     return response
 
 
+def with_images(history: list[BaseMessage], images: Sequence[tuple[str, str]]) -> list[BaseMessage]:
+    """Give the newest user message its images as image parts (a vision model), or a note
+    that it cannot see them — in this call's request only; memory keeps the text."""
+    if not images:
+        return history
+    index = max((i for i, m in enumerate(history) if isinstance(m, HumanMessage)), default=None)
+    if index is None:
+        return history
+    blocks: list[str | dict[str, Any]] = [{"type": "text", "text": message_text(history[index])}]
+    unseen = [name for name, url in images if not url]
+    blocks += [{"type": "image_url", "image_url": {"url": url}} for _, url in images if url]
+    if unseen:
+        note = prompts.UNSEEN_IMAGES.format(names=", ".join(unseen))
+        blocks.append({"type": "text", "text": note})
+    changed = history[index].model_copy(update={"content": blocks})
+    return [*history[:index], changed, *history[index + 1 :]]
+
+
 async def agent(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
     """Answer, or ask for tools; past the round cap answer without tools."""
     context = runtime.context
@@ -195,7 +213,7 @@ async def agent(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, 
         summaries, state.get("documents", []), language, final, context.instructions
     )
     prompt: list[BaseMessage] = [SystemMessage(instructions)]
-    prompt += history
+    prompt += with_images(history, context.images)
     if context.continues is not None:
         prompt.append(HumanMessage(prompts.CONTINUE_NOTE))  # in this call only, never stored
     tools = [] if final or context.continues is not None else tools_for(context)

@@ -80,6 +80,7 @@ async def send_message(request: HttpRequest, conversation_id: str, payload: Mess
         content=payload.content,
         client_id=payload.client_id,
         confirm_sensitive=payload.confirm_sensitive,
+        attachments=payload.attachments,
     )
     reply = await started.assistant_message()
     body = {
@@ -111,6 +112,7 @@ async def edit_message(request: HttpRequest, message_id: str, payload: EditIn):
         content=payload.content,
         client_id=payload.client_id,
         confirm_sensitive=payload.confirm_sensitive,
+        attachments=payload.attachments,
     )
     body = {
         "user_message": message_to_dict(started.user_message),

@@ -108,6 +108,15 @@ class ConversationPatchIn(Input):
     temperature: Temperature | None = Field(None, description="null: the model's default")
 
 
+class AttachmentOut(Schema):
+    id: str
+    name: str
+    kind: Literal["image", "document"]
+    content_type: str
+    size_bytes: int
+    url: str
+
+
 class FeedbackState(Schema):
     rating: Literal["up", "down"]
     comment: str
@@ -132,6 +141,7 @@ class MessageOut(Schema):
     created_at: str | None
     is_flagged: bool
     feedback: FeedbackState | None = Field(None, description="the requesting user's rating")
+    attachments: list[AttachmentOut] = Field(default_factory=list)
 
 
 class MessagePage(Schema):
@@ -144,6 +154,9 @@ class MessageSendIn(Input):
     client_id: Text | None = Field(None, min_length=1, max_length=100)
     confirm_sensitive: bool = Field(
         False, strict=True, description="store it although it holds sensitive information"
+    )
+    attachments: list[Annotated[Text, Field(max_length=100)]] = Field(
+        default_factory=list, max_length=10, description="ids of this conversation's uploads"
     )
 
 
@@ -165,6 +178,9 @@ class EditIn(Input):
     client_id: Text | None = Field(None, min_length=1, max_length=100)
     confirm_sensitive: bool = Field(
         False, strict=True, description="store it although it holds sensitive information"
+    )
+    attachments: list[Annotated[Text, Field(max_length=100)]] = Field(
+        default_factory=list, max_length=10, description="ids of this conversation's uploads"
     )
 
 

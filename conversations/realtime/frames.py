@@ -12,6 +12,7 @@ from pydantic import Field, TypeAdapter
 
 from core.schemas import Input, Text
 
+AttachmentId = Annotated[Text, Field(min_length=1, max_length=100)]
 ErrorCode = Literal[
     "invalid", "too_long", "rate_limited", "busy", "llm_unavailable", "not_found", "sensitive"
 ]
@@ -26,6 +27,7 @@ class MessageSendFrame(Input):
     client_id: Text | None = Field(None, min_length=1, max_length=100)
     # Store it although it holds sensitive information (after a `sensitive` error).
     confirm_sensitive: bool = Field(False, strict=True)
+    attachments: list[AttachmentId] = Field(default_factory=list, max_length=10)
 
 
 class GenerationStopFrame(Input):
@@ -56,6 +58,7 @@ class MessageEditFrame(Input):
     content: Text
     client_id: Text | None = Field(None, min_length=1, max_length=100)
     confirm_sensitive: bool = Field(False, strict=True)
+    attachments: list[AttachmentId] = Field(default_factory=list, max_length=10)
 
 
 class MessageContinueFrame(Input):

@@ -22,6 +22,7 @@ from django.conf import settings
 
 from agent.events import AgentEvent, FinishedEvent
 from agent.runner import Turn
+from conversations.attachments import clean_ids as clean_attachment_ids
 from core import sensitive
 from core.db_async import db_async
 from core.errors import Invalid, NotFound, SensitiveInfo, TooLarge
@@ -130,6 +131,7 @@ async def start_reply(
     message_id: Any = None,
     model: str | None = None,
     confirm_sensitive: bool = False,
+    attachments: Any = None,
     on_error: ErrorCallback | None = None,
 ) -> StartedReply:
     """Start a reply: to a new message (send), or a new version of an earlier one.
@@ -140,8 +142,10 @@ async def start_reply(
     - continue: go on from the cut-off reply `message_id`, as a new version of it.
 
     `model` (regenerate) writes this reply with another model than the conversation's.
-    A message with sensitive information raises SensitiveInfo unless `confirm_sensitive`
-    (and SENSITIVE_CHECK is not `block`); a confirmed one records the kinds it holds.
+    `attachments` (send, edit): ids of this conversation's unsent uploads, given to the
+    new message. A message with sensitive information raises SensitiveInfo unless
+    `confirm_sensitive` (and SENSITIVE_CHECK is not `block`); a confirmed one records the
+    kinds it holds.
 
     Without `conversation_id` the conversation is the message's. Raises NotFound,
     Invalid, TooLarge, RateLimited, or Conflict(code="busy") when a reply is already
@@ -149,9 +153,11 @@ async def start_reply(
     `llm_unavailable` if the model fails.
     """
     sensitive_kinds: tuple[str, ...] = ()
+    attachment_ids: list[Any] = []
     if kind in ("send", "edit"):
         content = clean_content(content)
         client_id = clean_client_id(client_id)
+        attachment_ids = clean_attachment_ids(attachments)
         sensitive_kinds = check_sensitive(content, confirmed=confirm_sensitive)
     else:
         content = client_id = None
@@ -163,6 +169,7 @@ async def start_reply(
         client_id=client_id,
         message_id=message_id,
         sensitive=sensitive_kinds,
+        attachments=tuple(attachment_ids),
     )
     await acheck_rate(user_id=user.pk)
     if conversation_id is None:

@@ -19,7 +19,7 @@ from agent.tokens import estimate_tokens
 from core.errors import Conflict, Invalid, NotFound
 from core.ids import parse_uuid
 
-from .. import selectors, services, tree
+from .. import attachments, selectors, services, tree
 from ..models import Conversation, Message, ReplyRun
 from ..selectors import access_conversation, get_message_for_user
 
@@ -47,6 +47,7 @@ class Ask:
     client_id: str | None = None  # send, edit
     message_id: Any = None  # regenerate, edit, continue: the message acted on
     sensitive: tuple[str, ...] = ()  # kinds of sensitive information the user confirmed
+    attachments: tuple[Any, ...] = ()  # send, edit: unsent uploads the message takes
 
 
 @dataclass(frozen=True)
@@ -136,6 +137,9 @@ def claim_reply(
             run_id=run_id,
             parent="current" if target is None else target.parent_id,
             metadata={"sensitive": list(ask.sensitive)} if ask.sensitive else None,
+        )
+        attachments.claim(
+            conversation_id=conversation.pk, user=user, ids=list(ask.attachments), message=question
         )
     else:
         assert target is not None
@@ -294,6 +298,6 @@ def load_sync(
     current, owner_id = found or (None, None)
     if messages:
         tree.with_siblings(messages)
-        selectors.with_feedback(messages, user_id=owner_id)
+        selectors.for_display(messages, user_id=owner_id)
     stored = bool(run_id) and Message.objects.filter(pk=run_id).exists()
     return messages, stored, current

@@ -1,0 +1,171 @@
+"""Attachments: files put in the message box, then sent with a message (SPEC "Attachments").
+
+An upload is checked by its content, not its name: an image must open in Pillow as PNG,
+JPEG, WebP or GIF; a document is .txt/.md/.pdf and its text is extracted with the
+knowledge base's code. It belongs to one conversation and its uploader, and has no
+message until one is sent with it (`claim`, inside the send's transaction).
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import re
+import unicodedata
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.core.files.base import ContentFile
+from django.db import transaction
+from django.utils import timezone
+
+from core.errors import Invalid, NotFound, TooLarge
+from core.ids import parse_uuid
+from knowledge.extraction import extract_text
+
+from .models import Attachment, Message
+from .selectors import get_conversation_for_user, owned_by
+from .serializers import attachment_to_dict
+
+MAX_PER_MESSAGE = 10
+IMAGE_FORMATS = {"PNG": "image/png", "JPEG": "image/jpeg", "WEBP": "image/webp", "GIF": "image/gif"}
+DOCUMENT_TYPES = {".txt": "text/plain", ".md": "text/markdown", ".pdf": "application/pdf"}
+VISION_MAX_SIDE = 1568  # what vision models take without cutting detail (and not much more)
+MAX_PIXELS = 40_000_000  # a decompression bomb is refused before it is decoded
+UNSENT_KEPT = timedelta(days=1)
+
+
+def clean_name(name: str) -> str:
+    """Return a file name safe to store and to show: no path, no control or bidi characters."""
+    name = (name or "").replace("\\", "/").rsplit("/", 1)[-1]
+    name = "".join(c for c in name if unicodedata.category(c)[0] != "C")
+    name = re.sub(r"\s+", " ", name).strip(" .")
+    return name[:200] or "file"
+
+
+def _image_type(data: bytes) -> str | None:
+    """Return the MIME type of an image Pillow can open in a format we keep, else None."""
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            if image.width * image.height > MAX_PIXELS:
+                raise Invalid("The image is too large in pixels.", code="unsupported_type")
+            image.verify()
+            return IMAGE_FORMATS.get(image.format or "")
+    except (UnidentifiedImageError, OSError, ValueError, SyntaxError):
+        return None
+
+
+@transaction.atomic
+def upload(*, user: Any, conversation_id: Any, name: str, data: bytes) -> Attachment:
+    """Store a file for the user's conversation; refuse what is too large or not a
+    supported image or document."""
+    conversation = get_conversation_for_user(user=user, conversation_id=conversation_id)
+    limit = settings.ATTACHMENT_MAX_BYTES
+    if len(data) > limit:
+        raise TooLarge(f"The file is larger than {limit} bytes.")
+    if not data:
+        raise Invalid("The file is empty.", code="empty_file")
+    name = clean_name(name)
+    content_type = _image_type(data)
+    if content_type is not None:
+        kind, text = Attachment.Kind.IMAGE, ""
+    else:
+        suffix = "." + name.rsplit(".", 1)[-1].lower() if "." in name else ""
+        if suffix not in DOCUMENT_TYPES:
+            raise Invalid(
+                "Attach an image (PNG, JPEG, WebP, GIF) or a document (.txt, .md, .pdf).",
+                code="unsupported_type",
+            )
+        extracted = extract_text(filename=name, data=data, allowed=tuple(DOCUMENT_TYPES))
+        kind, text, content_type = Attachment.Kind.DOCUMENT, extracted.text, DOCUMENT_TYPES[suffix]
+    attachment = Attachment(
+        conversation=conversation,
+        created_by=user,
+        name=name,
+        kind=kind,
+        content_type=content_type,
+        size_bytes=len(data),
+        text=text,
+    )
+    # Stored under a random name: the user's name is only ever shown, never a path.
+    attachment.file.save(f"{attachment.id.hex}", ContentFile(data), save=False)
+    attachment.save()
+    return attachment
+
+
+def get_for_user(*, user: Any, attachment_id: Any) -> Attachment:
+    """Return the user's attachment, or NotFound (someone else's is missing too)."""
+    pk = parse_uuid(attachment_id)
+    found = (
+        Attachment.objects.filter(pk=pk, conversation__in=owned_by(user)).first()
+        if pk is not None
+        else None
+    )
+    if found is None:
+        raise NotFound("Attachment not found.")
+    return found
+
+
+def clean_ids(ids: Any) -> list[Any]:
+    """Return a send's attachment ids as UUIDs (≤ MAX_PER_MESSAGE, distinct), or Invalid."""
+    if ids is None:
+        return []
+    if not isinstance(ids, list) or len(ids) > MAX_PER_MESSAGE:
+        raise Invalid(f"attachments must be a list of at most {MAX_PER_MESSAGE} ids.")
+    parsed = [parse_uuid(i) for i in ids]
+    if any(p is None for p in parsed) or len(set(parsed)) != len(parsed):
+        raise Invalid("attachments must hold distinct attachment ids.")
+    return parsed
+
+
+def claim(*, conversation_id: Any, user: Any, ids: list[Any], message: Message) -> list[Attachment]:
+    """Give the unsent attachments `ids` of this conversation to `message` (the caller's
+    transaction holds the conversation's lock); NotFound when one is not such."""
+    if not ids:
+        return []
+    rows = list(
+        Attachment.objects.select_for_update().filter(
+            pk__in=ids, conversation_id=conversation_id, created_by=user, message=None
+        )
+    )
+    if len(rows) != len(ids):
+        raise NotFound("An attachment is not an unsent file of this conversation.")
+    Attachment.objects.filter(pk__in=ids).update(message=message)
+    order = {pk: i for i, pk in enumerate(ids)}
+    rows.sort(key=lambda a: order[a.pk])
+    for row in rows:
+        row.message = message
+    message.attachment_list = [attachment_to_dict(a) for a in rows]
+    return rows
+
+
+def image_data_url(attachment: Attachment) -> str:
+    """The image as a data URL a vision model takes, its longer side at most VISION_MAX_SIDE."""
+    from PIL import Image
+
+    with attachment.file.open("rb") as file, Image.open(file) as image:
+        image.load()
+        if max(image.size) > VISION_MAX_SIDE:
+            image.thumbnail((VISION_MAX_SIDE, VISION_MAX_SIDE))
+        if image.mode not in ("RGB", "L"):
+            image = image.convert("RGB")
+        out = io.BytesIO()
+        image.save(out, format="JPEG", quality=85)
+    return "data:image/jpeg;base64," + base64.b64encode(out.getvalue()).decode()
+
+
+def purge_unsent(*, now: Any = None) -> int:
+    """Delete attachments never sent with a message and older than a day (files follow)."""
+    cutoff = (now or timezone.now()) - UNSENT_KEPT
+    deleted, _ = Attachment.objects.filter(message=None, created_at__lt=cutoff).delete()
+    return deleted
+
+
+def remove_file_after_delete(sender: Any, instance: Attachment, **_: Any) -> None:
+    """post_delete: remove the file once the deletion is committed (a rollback keeps it)."""
+    storage, name = instance.file.storage, instance.file.name
+    if name:
+        transaction.on_commit(lambda: storage.delete(name))

@@ -1,0 +1,151 @@
+"""Attachments (SPEC "Attachments"): upload checked by content, owner-only reading, sent
+with a message once, gone with their conversation, unsent ones purged."""
+
+from __future__ import annotations
+
+import io
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.utils import timezone
+from PIL import Image
+
+from conversations import attachments
+from conversations.models import Attachment
+
+from .conftest import make_conversation
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def media(settings, tmp_path) -> Path:
+    settings.MEDIA_ROOT = tmp_path / "media"
+    return settings.MEDIA_ROOT
+
+
+def png(width: int = 40, height: int = 30) -> bytes:
+    out = io.BytesIO()
+    Image.new("RGB", (width, height), (200, 30, 30)).save(out, format="PNG")
+    return out.getvalue()
+
+
+def upload(api, conversation, name: str, data: bytes):
+    return api.client.post(
+        f"/api/v1/conversations/{conversation.id}/attachments",
+        {"file": SimpleUploadedFile(name, data)},
+        headers=api.headers,
+    )
+
+
+def test_an_image_and_a_document_upload_and_read_back(api, alice):
+    conversation = make_conversation(alice)
+    image = upload(api, conversation, "빨간 점.png", png())
+    assert image.status_code == 201, image.content
+    body = image.json()
+    assert body | {"id": "x", "url": "x"} == {
+        "id": "x",
+        "name": "빨간 점.png",
+        "kind": "image",
+        "content_type": "image/png",
+        "size_bytes": len(png()),
+        "url": "x",
+    }
+    got = api.client.get(body["url"], headers=api.headers)
+    assert got.status_code == 200 and got["Content-Type"] == "image/png"
+    assert got["Content-Disposition"].startswith("inline")
+    assert b"".join(got.streaming_content) == png()
+    assert "sandbox" in got["Content-Security-Policy"]
+
+    doc = upload(api, conversation, "notes.md", "# 회의\n다음 주 화요일".encode())
+    assert doc.status_code == 201
+    assert doc.json()["kind"] == "document" and doc.json()["content_type"] == "text/markdown"
+    download = api.client.get(doc.json()["url"], headers=api.headers)
+    assert download["Content-Disposition"].startswith("attachment")
+    assert Attachment.objects.get(pk=doc.json()["id"]).text == "# 회의\n다음 주 화요일"
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "status"),
+    [
+        ("cat.png", b"not an image at all", 422),  # named an image, is not one
+        ("run.exe", b"MZ\x90\x00", 422),
+        ("page.html", b"<script>alert(1)</script>", 422),
+        ("empty.txt", b"", 422),
+        ("../../etc/passwd.txt", b"root:x", 201),  # only the name's last part is kept
+        ("big.txt", b"x" * 2_000_001, 413),
+    ],
+)
+def test_uploads_are_checked_by_content_and_size(api, alice, settings, name, data, status):
+    settings.ATTACHMENT_MAX_BYTES = 2_000_000
+    conversation = make_conversation(alice)
+    response = upload(api, conversation, name, data)
+    assert response.status_code == status, response.content
+    if status == 201:
+        assert response.json()["name"] == "passwd.txt"
+    else:
+        assert not Attachment.objects.exists()
+
+
+def test_other_users_get_404_everywhere(api, bob_api, alice):
+    conversation = make_conversation(alice)
+    body = upload(api, conversation, "a.png", png()).json()
+    assert bob_api.client.get(body["url"], headers=bob_api.headers).status_code == 404
+    assert upload(bob_api, conversation, "b.png", png()).status_code == 404
+    assert api.client.get("/api/v1/attachments/not-a-uuid", headers=api.headers).status_code == 404
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_attachment_is_sent_once_and_shown_with_its_message(api, alice, fake_agent_reply):
+    conversation = make_conversation(alice)
+    other = make_conversation(alice)
+    first = upload(api, conversation, "a.png", png()).json()
+    second = upload(api, conversation, "b.txt", b"hello").json()
+    elsewhere = upload(api, other, "c.png", png()).json()
+    url = f"/conversations/{conversation.id}/messages"
+    sent = api.post(url, {"content": "look", "attachments": [first["id"], second["id"]]})
+    assert sent.status_code == 201, sent.content
+    shown = sent.json()["user_message"]["attachments"]
+    assert [a["id"] for a in shown] == [first["id"], second["id"]]
+    listed = api.get(url).json()["items"][0]["attachments"]
+    assert [a["name"] for a in listed] == ["a.png", "b.txt"]
+    # Already sent; another conversation's; too many; not ids.
+    assert api.post(url, {"content": "again", "attachments": [first["id"]]}).status_code == 404
+    assert api.post(url, {"content": "x", "attachments": [elsewhere["id"]]}).status_code == 404
+    assert api.post(url, {"content": "x", "attachments": ["a"] * 11}).status_code == 422
+    assert api.post(url, {"content": "x", "attachments": [1]}).status_code == 422
+    assert conversation.messages.count() == 2  # none of the refused sends stored anything
+
+
+def test_files_go_with_their_conversation_and_unsent_ones_are_purged(
+    api, alice, media, django_capture_on_commit_callbacks
+):
+    conversation = make_conversation(alice)
+    kept = make_conversation(alice)
+    upload(api, conversation, "a.png", png())
+    old = upload(api, kept, "old.png", png()).json()
+    fresh = upload(api, kept, "new.png", png()).json()
+    files = lambda: sorted(p.name for p in media.rglob("*") if p.is_file())  # noqa: E731
+    assert len(files()) == 3
+    with django_capture_on_commit_callbacks(execute=True):  # files go once it is committed
+        assert api.delete(f"/conversations/{conversation.id}").status_code == 204
+    assert len(files()) == 2
+    Attachment.objects.filter(pk=old["id"]).update(created_at=timezone.now() - timedelta(days=2))
+    with django_capture_on_commit_callbacks(execute=True):
+        assert attachments.purge_unsent() == 1
+    assert list(Attachment.objects.values_list("id", flat=True)) == [
+        Attachment.objects.get(pk=fresh["id"]).pk
+    ]
+    assert len(files()) == 1
+
+
+@pytest.fixture
+def fake_agent_reply(monkeypatch):
+    from conversations import agent_service
+    from tests.support.fake_turn import FakeAgent
+
+    agent = FakeAgent(reply=lambda text: ["ok"], delay=0)
+    monkeypatch.setattr(agent_service, "astart_turn", agent)
+    return agent
