@@ -1,5 +1,5 @@
 // The conversation page: live chat over the socket, per-message and header actions.
-import { api } from "./api.js";
+import { api, upload } from "./api.js";
 import { confirmDialog, copyText, el, parseFragment, toast } from "./dom.js";
 import { _, format } from "./i18n.js";
 import { share } from "./live.js";
@@ -182,6 +182,7 @@ const socket = new ConversationSocket(root.dataset.wsPath, {
       if (message.role === "user" && pendingSend !== null) {
         pendingSend = null;
         showError("");
+        if ((message.attachments || []).length) clearAttached();
       }
       // A message that does not follow the branch shown (an edit, another tab's switch):
       // show the current branch instead.
@@ -279,6 +280,62 @@ function autosize() {
   input.style.height = `${Math.min(input.scrollHeight, 240)}px`;
 }
 
+// --- attachments: uploaded as soon as they are picked, dropped or pasted; sent by id -----
+const strip = document.getElementById("attachment-strip");
+const attached = []; // {id (once uploaded), name, item}
+function formatSize(bytes) {
+  return bytes < 1024 * 1024 ? `${Math.max(1, Math.round(bytes / 1024))} KB` : `${(bytes / 1048576).toFixed(1)} MB`;
+}
+function forget(entry) {
+  attached.splice(attached.indexOf(entry), 1);
+  entry.item.remove();
+  strip.hidden = attached.length === 0;
+}
+async function attach(file) {
+  if (attached.length >= 10) { toast(_("At most 10 files per message."), { error: true }); return; }
+  const remove = el("button", { type: "button", className: "icon", "aria-label": format(_("Remove %(name)s"), { name: file.name }), text: "×" });
+  const preview = file.type.startsWith("image/") ? el("img", { alt: "", src: URL.createObjectURL(file) }) : null;
+  const item = el("li", { className: "uploading" }, preview, el("span", { className: "name", text: file.name }),
+    el("span", { className: "muted", text: formatSize(file.size) }), remove);
+  const entry = { id: null, name: file.name, item };
+  attached.push(entry);
+  remove.addEventListener("click", () => forget(entry));
+  strip.append(item);
+  strip.hidden = false;
+  try {
+    const answer = await upload(`/conversations/${conversationId}/attachments`, file);
+    entry.id = answer.id;
+    item.classList.remove("uploading");
+  } catch (error) {
+    forget(entry);
+    toast(format(_("%(name)s: %(problem)s"), { name: file.name, problem: error.message || _("upload failed") }), { error: true });
+  }
+}
+function attachAll(files) { for (const file of files) attach(file); }
+document.getElementById("attach-input").addEventListener("change", (event) => {
+  attachAll([...event.target.files]);
+  event.target.value = "";
+});
+input.addEventListener("paste", (event) => {
+  const files = [...(event.clipboardData?.files || [])];
+  if (files.length) { event.preventDefault(); attachAll(files); }
+});
+const composerForm = document.getElementById("composer");
+for (const target of [composerForm, document.getElementById("scroller")]) {
+  target.addEventListener("dragover", (event) => {
+    if ([...(event.dataTransfer?.types || [])].includes("Files")) { event.preventDefault(); composerForm.classList.add("dragging"); }
+  });
+  target.addEventListener("dragleave", () => composerForm.classList.remove("dragging"));
+  target.addEventListener("drop", (event) => {
+    composerForm.classList.remove("dragging");
+    if (!event.dataTransfer?.files?.length) return;
+    event.preventDefault();
+    attachAll([...event.dataTransfer.files]);
+  });
+}
+// Once the message holding them is stored, the strip empties.
+function clearAttached() { while (attached.length) forget(attached[0]); }
+
 // The last message.send / message.edit frame: a `sensitive` answer offers to resend it.
 let lastAsk = null;
 function sendAsk(frame) {
@@ -293,7 +350,10 @@ document.getElementById("composer").addEventListener("submit", (event) => {
   event.preventDefault();
   const content = input.value.trim();
   if (!content || running) return;
-  sendAsk({ type: "message.send", content, client_id: newClientId() });
+  if (attached.some((a) => !a.id)) { toast(_("Wait until the files are uploaded.")); return; }
+  const frame = { type: "message.send", content, client_id: newClientId() };
+  if (attached.length) frame.attachments = attached.map((a) => a.id);
+  sendAsk(frame);
 });
 
 // --- sensitive information (SPEC): the server found some; show where, offer to mask -------

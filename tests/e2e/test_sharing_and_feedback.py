@@ -122,3 +122,48 @@ def test_a_card_number_is_highlighted_then_masked_and_sent(new_context, alice, p
     assert question.content == "결제는 [card] 카드로 해 줘"
     assert "sensitive" not in question.metadata
     assert page_errors == {"errors": [], "dialogs": []}
+
+
+PASTE_IMAGE = """async () => {
+  const canvas = document.createElement("canvas");
+  canvas.width = 60; canvas.height = 40;
+  const ctx = canvas.getContext("2d");
+  ctx.fillStyle = "#c33"; ctx.fillRect(0, 0, 60, 40);
+  const blob = await new Promise((resolve) => canvas.toBlob(resolve, "image/png"));
+  const data = new DataTransfer();
+  data.items.add(new File([blob], "pasted.png", { type: "image/png" }));
+  const init = { clipboardData: data, bubbles: true, cancelable: true };
+  const event = new ClipboardEvent("paste", init);
+  document.getElementById("composer-input").dispatchEvent(event);
+}"""
+
+
+def test_paste_an_image_see_it_waiting_send_it_see_it_in_the_message(
+    new_context, alice, page_errors
+):
+    from conversations.models import Attachment
+
+    conversation = services.create_conversation(user=alice, title="Picture")
+    page = _open(new_context, alice, conversation)
+    watch(page, page_errors)
+    page.evaluate(PASTE_IMAGE)
+    waiting = page.locator("#attachment-strip li")
+    expect(waiting).to_have_count(1)
+    expect(waiting).not_to_have_class("uploading")
+    expect(waiting.locator("img")).to_be_visible()
+    page.fill("#composer-input", "what colour is this?")
+    page.press("#composer-input", "Enter")
+    sent = page.locator("li.message.user .attachments img")
+    expect(sent).to_be_visible(timeout=10_000)
+    expect(page.locator("#attachment-strip")).to_be_hidden()
+    assert (
+        page.evaluate(
+            "() => document.querySelector('li.message.user .attachments img').naturalWidth"
+        )
+        == 60
+    )  # the image itself, served to its owner
+    (stored,) = Attachment.objects.all()
+    assert stored.message.content == "what colour is this?" and stored.kind == "image"
+    page.reload()
+    expect(page.locator("li.message.user .attachments img")).to_have_attribute("alt", "pasted.png")
+    assert page_errors == {"errors": [], "dialogs": []}

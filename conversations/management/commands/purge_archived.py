@@ -1,9 +1,11 @@
-"""Delete conversations archived longer ago than the retention period."""
+"""Delete conversations archived longer ago than the retention period, and attachments
+uploaded but never sent (older than a day)."""
 
 from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandParser
 
+from conversations.attachments import purge_unsent
 from conversations.bulk import purge_archived_conversations
 
 
@@ -18,3 +20,5 @@ class Command(BaseCommand):
         count = purge_archived_conversations(days=days, dry_run=dry_run)
         verb = "would delete" if dry_run else "deleted"
         self.stdout.write(f"{verb} {count} archived conversation(s)")
+        if not dry_run:
+            self.stdout.write(f"deleted {purge_unsent()} unsent attachment(s)")
