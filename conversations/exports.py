@@ -18,7 +18,8 @@ from typing import Any, Literal
 from django.utils import timezone
 from django.utils.http import content_disposition_header
 
-from .models import Conversation, Message, MessageFeedback
+from .models import Attachment, Conversation, Message, MessageFeedback
+from .serializers import attachment_to_dict
 from .tree import Tree, current_leaf
 
 ExportFormat = Literal["markdown", "json", "text"]
@@ -62,6 +63,8 @@ def iter_message_rows(
         if among is not None:
             rows_qs = rows_qs.filter(pk__in=among)
         rows = list(rows_qs.order_by("sequence_number").values(*MESSAGE_FIELDS)[:batch])
+        if rows:
+            _add_attachments(rows)
         if feedback_of is not None and rows:
             found = {
                 f["message_id"]: {"rating": f["rating"], "comment": f["comment"]}
@@ -75,6 +78,20 @@ def iter_message_rows(
         if len(rows) < batch:
             return
         after = rows[-1]["sequence_number"]
+
+
+def _add_attachments(rows: list[dict[str, Any]]) -> None:
+    """Give each row `attachments`: its files' metadata (never the bytes), one query."""
+    found: dict[Any, list[dict[str, Any]]] = {}
+    files = Attachment.objects.filter(message_id__in=[r["id"] for r in rows]).order_by(
+        "created_at", "id"
+    )
+    for attachment in files:
+        found.setdefault(attachment.message_id, []).append(
+            {**attachment_to_dict(attachment), "file": attachment.file.name}
+        )
+    for row in rows:
+        row["attachments"] = found.get(row["id"], [])
 
 
 def export_filename(conversation: Conversation, fmt: str, *, today: datetime | None = None) -> str:
@@ -164,6 +181,11 @@ def _message_json(row: dict[str, Any], include_metadata: bool) -> dict[str, Any]
         "parts": row["parts"],
         "created_at": _iso(row["created_at"]),
     }
+    if row.get("attachments"):
+        data["attachments"] = [
+            {key: a[key] for key in ("name", "kind", "content_type", "size_bytes")}
+            for a in row["attachments"]
+        ]
     if include_metadata:
         data |= {
             "model": row["model"],
@@ -213,6 +235,9 @@ def _iter_markdown(
     for row in rows:
         label = ROLE_LABELS.get(row["role"], row["role"])
         yield f"### {label} · {_iso(row['created_at'])}\n\n{row['content']}\n\n"
+        if row.get("attachments"):
+            names = ", ".join(a["name"] for a in row["attachments"])
+            yield f"*Attachments: {names}*\n\n"
         if include_metadata:
             yield _markdown_metadata(row)
 
@@ -298,4 +323,17 @@ def iter_zip(
                     if sink.position and len(sink.chunks) > 16:
                         yield sink.drain()
             yield sink.drain()
+            # The files sent in it, beside the export: "<export>.files/<n>-<name>".
+            sent = Attachment.objects.filter(conversation=conversation, message__isnull=False)
+            for index, attachment in enumerate(sent.order_by("created_at", "id"), start=1):
+                path = f"{name.rsplit('.', 1)[0]}.files/{index}-{attachment.name}"
+                with (
+                    attachment.file.open("rb") as source,
+                    archive.open(path, mode="w", force_zip64=True) as entry,
+                ):
+                    while block := source.read(64 * 1024):
+                        entry.write(block)
+                        if len(sink.chunks) > 16:
+                            yield sink.drain()
+                yield sink.drain()
     yield sink.drain()

@@ -57,6 +57,16 @@ class ImportedFeedback(Input):
     comment: Text | None = Field("", max_length=COMMENT_MAX_LENGTH)
 
 
+class ImportedAttachment(Input):
+    """A file a message was sent with (exports name them; the bytes travel only in the
+    zip bulk export), noted on the imported message."""
+
+    name: Text = Field(..., max_length=255)
+    kind: Literal["image", "document"]
+    content_type: Text = Field(..., max_length=100)
+    size_bytes: int = Field(..., ge=0, le=2**53, strict=True)
+
+
 class ImportedMessage(Input):
     """One message of an export file (as `exports` writes it)."""
 
@@ -74,6 +84,7 @@ class ImportedMessage(Input):
     finish_reason: FinishReason | None = None
     metadata: JsonObject | None = None
     feedback: ImportedFeedback | None = None
+    attachments: list[ImportedAttachment] = Field(default_factory=list, max_length=10)
 
     @model_validator(mode="after")
     def _typed_parts(self) -> ImportedMessage:
@@ -206,6 +217,20 @@ def export_file_schema() -> dict[str, Any]:
     return inline(schema)
 
 
+def _with_attachment_notes(row: ImportedMessage) -> dict[str, Any]:
+    """The row's metadata, noting the files it was sent with (their bytes are not here)."""
+    metadata = dict(row.metadata or {})
+    if not row.attachments:
+        return metadata
+    note = metadata.get("import")
+    note = dict(note) if isinstance(note, dict) else {}
+    notes = note.get("notes")
+    notes = list(notes) if isinstance(notes, list) else []
+    notes += [f"attachment {a.name} ({a.content_type}) not in the file" for a in row.attachments]
+    metadata["import"] = {**note, "notes": notes}
+    return metadata
+
+
 def import_conversation(*, user: Any, raw: bytes | str) -> Conversation:
     """Create the user's conversation from a file holding one; all or nothing."""
     data = raw.encode() if isinstance(raw, str) else raw
@@ -262,7 +287,7 @@ def store_conversation(*, user: Any, export: ExportFile) -> Conversation:
                 model=row.model or "",
                 tokens_used=row.tokens_used or 0,
                 finish_reason=row.finish_reason or "",
-                metadata=row.metadata or {},
+                metadata=_with_attachment_notes(row),
                 # Numbered 1..n in the file's order.
                 sequence_number=start + offset + 1,
                 created_by=user if row.role == Message.Role.USER else None,

@@ -149,3 +149,37 @@ def fake_agent_reply(monkeypatch):
     agent = FakeAgent(reply=lambda text: ["ok"], delay=0)
     monkeypatch.setattr(agent_service, "astart_turn", agent)
     return agent
+
+
+@pytest.mark.django_db(transaction=True)
+def test_exports_name_the_files_and_the_zip_carries_them(api, alice, fake_agent_reply):
+    import json
+    import zipfile
+
+    conversation = make_conversation(alice, title="Trip")
+    image = upload(api, conversation, "map.png", png()).json()
+    doc = upload(api, conversation, "plan.txt", b"Day 1: Busan").json()
+    unsent = upload(api, conversation, "draft.txt", b"never sent")
+    assert unsent.status_code == 201
+    url = f"/conversations/{conversation.id}/messages"
+    assert (
+        api.post(url, {"content": "here", "attachments": [image["id"], doc["id"]]}).status_code
+        == 201
+    )
+    export = f"/conversations/{conversation.id}/export"
+    markdown = b"".join(api.get(export, format="markdown")).decode()
+    assert "*Attachments: map.png, plan.txt*" in markdown
+    data = json.loads(b"".join(api.get(export, format="json")))
+    assert data["messages"][0]["attachments"] == [
+        {"name": "map.png", "kind": "image", "content_type": "image/png", "size_bytes": len(png())},
+        {"name": "plan.txt", "kind": "document", "content_type": "text/plain", "size_bytes": 12},
+    ]
+    response = api.post(
+        "/conversations/bulk", {"action": "export", "ids": [str(conversation.id)], "format": "json"}
+    )
+    archive = zipfile.ZipFile(io.BytesIO(b"".join(response)))
+    files = sorted(n for n in archive.namelist() if ".files/" in n)
+    assert [n.rsplit("/", 1)[1] for n in files] == ["1-map.png", "2-plan.txt"]
+    assert archive.read(files[0]) == png() and archive.read(files[1]) == b"Day 1: Busan"
+    # Re-importing the JSON export (with its attachment metadata) still works.
+    assert api.post_raw("/conversations/import", json.dumps(data)).status_code == 201
