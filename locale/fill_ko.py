@@ -208,7 +208,8 @@ KO = {
         "이미지나 문서를 첨부하세요 (여기에 끌어 놓거나 붙여 넣어도 됩니다)",
     "At most 10 files per message.": "메시지 하나에 파일은 10개까지입니다.",
     "Remove %(name)s": "%(name)s 빼기", "%(name)s: %(problem)s": "%(name)s: %(problem)s",
-    "upload failed": "올리지 못함", "Wait until the files are uploaded.": "파일이 다 올라갈 때까지 기다려 주세요.",
+    "upload failed": "올리지 못함",
+    "Wait until the files are uploaded.": "파일이 다 올라갈 때까지 기다려 주세요.",
     "Delete this message and everything after it on this branch? The assistant forgets them "
     "too.": "이 메시지와 이 가지에서 그 뒤의 모든 메시지를 삭제할까요? 어시스턴트도 잊습니다.",
     "Could not show that branch; reload the page.":
