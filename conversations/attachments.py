@@ -12,6 +12,7 @@ import base64
 import io
 import re
 import unicodedata
+import warnings
 from datetime import timedelta
 from typing import Any
 
@@ -48,12 +49,18 @@ def _image_type(data: bytes) -> str | None:
     """Return the MIME type of an image Pillow can open in a format we keep, else None."""
     from PIL import Image, UnidentifiedImageError
 
+    too_many = Invalid("The image is too large in pixels.", code="unsupported_type")
     try:
-        with Image.open(io.BytesIO(data)) as image:
-            if image.width * image.height > MAX_PIXELS:
-                raise Invalid("The image is too large in pixels.", code="unsupported_type")
-            image.verify()
-            return IMAGE_FORMATS.get(image.format or "")
+        with warnings.catch_warnings():
+            # Pillow only warns between its limit and twice it: make that a refusal too.
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            with Image.open(io.BytesIO(data)) as image:
+                if image.width * image.height > MAX_PIXELS:
+                    raise too_many
+                image.verify()
+                return IMAGE_FORMATS.get(image.format or "")
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning):
+        raise too_many from None
     except (UnidentifiedImageError, OSError, ValueError, SyntaxError):
         return None
 

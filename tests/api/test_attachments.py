@@ -76,10 +76,15 @@ def test_an_image_and_a_document_upload_and_read_back(api, alice):
         ("empty.txt", b"", 422),
         ("../../etc/passwd.txt", b"root:x", 201),  # only the name's last part is kept
         ("big.txt", b"x" * 2_000_001, 413),
+        ("bomb.png", "BOMB", 422),  # 400 million pixels in a few KB
     ],
 )
 def test_uploads_are_checked_by_content_and_size(api, alice, settings, name, data, status):
     settings.ATTACHMENT_MAX_BYTES = 2_000_000
+    if data == "BOMB":
+        out = io.BytesIO()
+        Image.new("1", (20_000, 20_000)).save(out, format="PNG")
+        data = out.getvalue()
     conversation = make_conversation(alice)
     response = upload(api, conversation, name, data)
     assert response.status_code == status, response.content
