@@ -77,14 +77,18 @@ def _search_other_conversations(user_id: int, exclude_id: uuid.UUID):
     return search
 
 
-def _knowledge_for(user_id: int):
-    """Return the retriever and section lookup over one user's documents."""
+def _knowledge_for(user_id: int, scope: Any = None):
+    """Return the retriever and section lookup over one user's documents: the knowledge
+    base and, in conversation `scope`, the documents attached there."""
 
     async def retriever(query: str, k: int) -> list[dict[str, Any]]:
-        return [dict(item) for item in await aretrieve(user_id=user_id, query=query, k=k)]
+        found = await aretrieve(user_id=user_id, query=query, k=k, scope=scope)
+        return [dict(item) for item in found]
 
     async def section_lookup(document: str, section: str) -> dict[str, Any] | None:
-        found = await aget_document_section(user_id=user_id, document=document, section=section)
+        found = await aget_document_section(
+            user_id=user_id, document=document, section=section, scope=scope
+        )
         return dict(found) if found else None
 
     return retriever, section_lookup
@@ -179,7 +183,7 @@ async def astart_turn(
     `turn.events()` to run it): its memory is the branch down to `resume_after`;
     `model` answers this once instead of the conversation's."""
     owner_id = conversation.created_by_id
-    retriever, section_lookup = _knowledge_for(owner_id)
+    retriever, section_lookup = _knowledge_for(owner_id, conversation.pk)
     base, seed = await abranch_base(conversation_id=conversation.pk, resume_after=resume_after)
     config, instructions = await aconversation_config(conversation, model=model)
     return Turn(
@@ -237,7 +241,7 @@ async def _owner_has_documents(conversation: Conversation) -> bool:
     known = getattr(conversation, "owner_has_documents", None)
     if known is not None:
         return bool(known)
-    return await _has_documents(conversation.created_by_id)
+    return await _has_documents(conversation.created_by_id, conversation.pk)
 
 
 async def aclose_agent_resources() -> None:

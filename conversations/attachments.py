@@ -23,7 +23,8 @@ from django.utils import timezone
 
 from core.errors import Invalid, NotFound, TooLarge
 from core.ids import parse_uuid
-from knowledge.extraction import extract_text
+from knowledge.models import Document
+from knowledge.services import upload_document
 
 from .models import Attachment, Message
 from .selectors import get_conversation_for_user, owned_by
@@ -78,7 +79,7 @@ def upload(*, user: Any, conversation_id: Any, name: str, data: bytes) -> Attach
     name = clean_name(name)
     content_type = _image_type(data)
     if content_type is not None:
-        kind, text = Attachment.Kind.IMAGE, ""
+        kind = Attachment.Kind.IMAGE
     else:
         suffix = "." + name.rsplit(".", 1)[-1].lower() if "." in name else ""
         if suffix not in DOCUMENT_TYPES:
@@ -86,8 +87,11 @@ def upload(*, user: Any, conversation_id: Any, name: str, data: bytes) -> Attach
                 "Attach an image (PNG, JPEG, WebP, GIF) or a document (.txt, .md, .pdf).",
                 code="unsupported_type",
             )
-        extracted = extract_text(filename=name, data=data, allowed=tuple(DOCUMENT_TYPES))
-        kind, text, content_type = Attachment.Kind.DOCUMENT, extracted.text, DOCUMENT_TYPES[suffix]
+        # Split and indexed like the knowledge base, searched in this conversation only.
+        document = upload_document(
+            user=user, filename=name, data=data, title=name, scope=conversation.pk
+        )
+        kind, content_type = Attachment.Kind.DOCUMENT, DOCUMENT_TYPES[suffix]
     attachment = Attachment(
         conversation=conversation,
         created_by=user,
@@ -95,7 +99,7 @@ def upload(*, user: Any, conversation_id: Any, name: str, data: bytes) -> Attach
         kind=kind,
         content_type=content_type,
         size_bytes=len(data),
-        text=text,
+        document=document if kind == Attachment.Kind.DOCUMENT else None,
     )
     # Stored under a random name: the user's name is only ever shown, never a path.
     attachment.file.save(f"{attachment.id.hex}", ContentFile(data), save=False)
@@ -172,7 +176,10 @@ def purge_unsent(*, now: Any = None) -> int:
 
 
 def remove_file_after_delete(sender: Any, instance: Attachment, **_: Any) -> None:
-    """post_delete: remove the file once the deletion is committed (a rollback keeps it)."""
+    """post_delete: remove the file once the deletion is committed (a rollback keeps it),
+    and the document the knowledge base made of it."""
+    if instance.document_id is not None:
+        Document.objects.filter(pk=instance.document_id).delete()
     storage, name = instance.file.storage, instance.file.name
     if name:
         transaction.on_commit(lambda: storage.delete(name))

@@ -301,7 +301,11 @@ class Attachment(models.Model):
     content_type = models.CharField(max_length=100)
     size_bytes = models.PositiveBigIntegerField()
     file = models.FileField(upload_to="attachments/%Y/%m/", max_length=300)
-    text = models.TextField(blank=True)  # a document's extracted text
+    # A document's text, split and indexed by the knowledge base, searched in this
+    # conversation only (its `scope`); deleted with the attachment.
+    document = models.OneToOneField(
+        "knowledge.Document", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(default=timezone.now, editable=False)
 
     class Meta:

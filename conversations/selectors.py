@@ -60,7 +60,9 @@ def access_conversation(
     else:
         rows = rows.select_related("project", "parent_conversation")
     if with_documents:
-        chunks = DocumentChunk.objects.filter(owner_id=OuterRef("created_by_id"))
+        chunks = DocumentChunk.objects.filter(
+            Q(scope__isnull=True) | Q(scope=OuterRef("pk")), owner_id=OuterRef("created_by_id")
+        )
         owner_settings = UserSettings.objects.filter(user_id=OuterRef("created_by_id"))
         rows = rows.annotate(
             owner_has_documents=Exists(chunks),

@@ -35,6 +35,9 @@ class Document(models.Model):
     section_count = models.PositiveIntegerField(default=0)
     chunk_count = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
+    # None: the user's knowledge base, searched in every conversation. Otherwise the id of
+    # the one conversation it was attached in, and searched only there.
+    scope = models.UUIDField(null=True, blank=True, db_index=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -48,6 +51,7 @@ class DocumentChunk(models.Model):
     document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="chunks")
     # Denormalized from the document so retrieval filters one user's rows without a join.
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    scope = models.UUIDField(null=True, blank=True)  # the document's scope, denormalized
     ordinal = models.PositiveIntegerField()
     section_index = models.PositiveIntegerField(default=0)
     section_number = models.CharField(max_length=40, blank=True)

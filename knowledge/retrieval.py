@@ -19,6 +19,7 @@ from django.urls import reverse
 
 from .models import DocumentChunk
 from .scoring import idf_weights, overlap_share, score_chunk, snippet
+from .selectors import in_scope
 from .terms import Concept, concepts, tsquery
 
 MAX_K = 20
@@ -50,25 +51,28 @@ def passage_url(document_id: str, section_index: int) -> str:
     return reverse("document", kwargs={"document_id": document_id}) + f"#section-{section_index}"
 
 
-def retrieve(*, user_id: Any, query: str, k: int = 4) -> list[RetrievedChunk]:
-    """Return the user's `k` chunks that best answer `query`, best first (one per section)."""
+def retrieve(*, user_id: Any, query: str, k: int = 4, scope: Any = None) -> list[RetrievedChunk]:
+    """Return the user's `k` chunks that best answer `query`, best first (one per section);
+    with `scope` (a conversation id) the documents attached there are searched too."""
     items = concepts(query or "")
     if not items or user_id is None:
         return []
     k = max(1, min(int(k), MAX_K))
     if connection.vendor == "postgresql":
-        rows = _postgres_candidates(user_id, query, items, k)
+        rows = _postgres_candidates(user_id, query, items, k, scope)
     else:
-        rows = _sqlite_candidates(user_id, items)
+        rows = _sqlite_candidates(user_id, items, scope)
     return _best(rows, items, k)
 
 
 _aretrieve = sync_to_async(retrieve)
 
 
-async def aretrieve(*, user_id: Any, query: str, k: int = 4) -> list[RetrievedChunk]:
+async def aretrieve(
+    *, user_id: Any, query: str, k: int = 4, scope: Any = None
+) -> list[RetrievedChunk]:
     """Return the user's `k` chunks that best answer `query` (async twin of `retrieve`)."""
-    return await _aretrieve(user_id=user_id, query=query, k=k)
+    return await _aretrieve(user_id=user_id, query=query, k=k, scope=scope)
 
 
 def _best(rows: list[dict[str, Any]], items: list[Concept], k: int) -> list[RetrievedChunk]:
@@ -127,6 +131,7 @@ POSTGRES_SQL = """
             SELECT c.id, c.search_vector
             FROM knowledge_documentchunk c, to_tsquery('simple', %(q)s) query
             WHERE c.owner_id = %(user)s AND c.search_vector @@ query
+              AND (c.scope IS NULL OR c.scope = %(scope)s)
               AND NOT (c.id = ANY(%(seen)s))
             LIMIT %(scan)s
         ) c
@@ -139,7 +144,7 @@ POSTGRES_SQL = """
 
 
 def _postgres_candidates(
-    user_id: Any, query: str, items: list[Concept], k: int
+    user_id: Any, query: str, items: list[Concept], k: int, scope: Any
 ) -> list[dict[str, Any]]:
     # Strictest first: chunks holding three query words, then two, then any one. With
     # common words, ranking every chunk that holds any one of them reads thousands of rows;
@@ -152,6 +157,7 @@ def _postgres_candidates(
         params = {
             "q": tsquery(items, at_least=at_least),
             "user": user_id,
+            "scope": scope,
             "raw": query[:500],
             "seen": [row["id"] for row in rows],
             "scan": SCAN_LIMIT,
@@ -184,11 +190,11 @@ def _fetch_with_index(sql: str, params: dict[str, Any]) -> list[dict[str, Any]]:
             cursor.execute("SELECT set_config('enable_seqscan', %s, true)", [previous])
 
 
-def _sqlite_candidates(user_id: Any, items: list[Concept]) -> list[dict[str, Any]]:
+def _sqlite_candidates(user_id: Any, items: list[Concept], scope: Any) -> list[dict[str, Any]]:
     holds_any = Q()
     for form in {f for c in items for f in c.forms}:
         holds_any |= Q(text__icontains=form) | Q(heading__icontains=form)
-    chunks = DocumentChunk.objects.filter(owner_id=user_id)
+    chunks = DocumentChunk.objects.filter(in_scope(scope), owner_id=user_id)
     population = chunks.count()
     found = list(
         chunks.filter(holds_any)

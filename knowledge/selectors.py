@@ -6,7 +6,7 @@ import re
 from typing import Any, TypedDict
 
 from asgiref.sync import sync_to_async
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from core.errors import NotFound
 from core.ids import parse_uuid
@@ -38,7 +38,7 @@ def _user_id(user: Any) -> Any:
 
 def list_documents(*, user: Any) -> QuerySet[Document]:
     """Return the user's documents, newest first (without their text)."""
-    return Document.objects.filter(owner_id=_user_id(user)).defer("text")
+    return Document.objects.filter(owner_id=_user_id(user), scope__isnull=True).defer("text")
 
 
 def get_document_for_user(*, user: Any, document_id: Any) -> Document:
@@ -52,10 +52,18 @@ def get_document_for_user(*, user: Any, document_id: Any) -> Document:
         raise NotFound(NOT_FOUND_MESSAGE) from None
 
 
-def user_has_documents(user_id: Any) -> bool:
-    """Say whether the user has any document to search."""
+def in_scope(scope: Any = None) -> Q:
+    """Documents (or chunks) searched in conversation `scope`: the user's knowledge base
+    and what was attached in that conversation (None: the knowledge base only)."""
+    found = Q(scope__isnull=True)
+    return found | Q(scope=scope) if scope is not None else found
+
+
+def user_has_documents(user_id: Any, scope: Any = None) -> bool:
+    """Say whether the user has any document to search (in conversation `scope`)."""
     owner = _user_id(user_id)
-    return owner is not None and DocumentChunk.objects.filter(owner_id=owner).exists()
+    chunks = DocumentChunk.objects.filter(in_scope(scope), owner_id=owner)
+    return owner is not None and chunks.exists()
 
 
 auser_has_documents = sync_to_async(user_has_documents)
@@ -87,9 +95,9 @@ def count_chunks_by_section(document: Document) -> dict[int, int]:
     return counts
 
 
-def find_document(*, user_id: Any, document: str) -> Document | None:
+def find_document(*, user_id: Any, document: str, scope: Any = None) -> Document | None:
     """Return the user's document named by id or title (exact, then partial match)."""
-    owned = Document.objects.filter(owner_id=_user_id(user_id))
+    owned = Document.objects.filter(in_scope(scope), owner_id=_user_id(user_id))
     pk = parse_uuid(document)
     if pk is not None:
         return owned.filter(pk=pk).first()
@@ -139,9 +147,11 @@ def match_section(sections: list[Section], wanted: str) -> Section | None:
     return partial[0] if partial else None
 
 
-def get_document_section(*, user_id: Any, document: str, section: str) -> SectionView | None:
+def get_document_section(
+    *, user_id: Any, document: str, section: str, scope: Any = None
+) -> SectionView | None:
     """Return one section of the user's document, by section number or title; None if absent."""
-    found_document = find_document(user_id=user_id, document=document)
+    found_document = find_document(user_id=user_id, document=document, scope=scope)
     if found_document is None:
         return None
     sections = split_sections(found_document.text)
@@ -162,6 +172,10 @@ def get_document_section(*, user_id: Any, document: str, section: str) -> Sectio
 _aget_document_section = sync_to_async(get_document_section)
 
 
-async def aget_document_section(*, user_id: Any, document: str, section: str) -> SectionView | None:
+async def aget_document_section(
+    *, user_id: Any, document: str, section: str, scope: Any = None
+) -> SectionView | None:
     """Return one section of the user's document (async twin of `get_document_section`)."""
-    return await _aget_document_section(user_id=user_id, document=document, section=section)
+    return await _aget_document_section(
+        user_id=user_id, document=document, section=section, scope=scope
+    )

@@ -46,6 +46,7 @@ def build_chunks(document: Document) -> list[DocumentChunk]:
         DocumentChunk(
             document=document,
             owner_id=document.owner_id,
+            scope=document.scope,
             ordinal=draft.ordinal,
             section_index=draft.section.index,
             section_number=draft.section.number[:40],
@@ -60,8 +61,11 @@ def build_chunks(document: Document) -> list[DocumentChunk]:
     ]
 
 
-def upload_document(*, user: Any, filename: str, data: bytes, title: str = "") -> Document:
-    """Store a document and its chunks, or refuse the file and store nothing."""
+def upload_document(
+    *, user: Any, filename: str, data: bytes, title: str = "", scope: Any = None
+) -> Document:
+    """Store a document and its chunks, or refuse the file and store nothing; `scope` (a
+    conversation id) makes it searchable in that conversation only."""
     filename = PurePath(filename or "").name[:MAX_FILENAME_CHARS]
     check_upload(filename=filename, size=len(data))
     extracted = extract_text(
@@ -77,6 +81,7 @@ def upload_document(*, user: Any, filename: str, data: bytes, title: str = "") -
         kind=extracted.kind,
         size_bytes=len(data),
         text=extracted.text,
+        scope=scope,
     )
     chunks = build_chunks(document)
     if not chunks:

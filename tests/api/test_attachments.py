@@ -64,7 +64,8 @@ def test_an_image_and_a_document_upload_and_read_back(api, alice):
     assert doc.json()["kind"] == "document" and doc.json()["content_type"] == "text/markdown"
     download = api.client.get(doc.json()["url"], headers=api.headers)
     assert download["Content-Disposition"].startswith("attachment")
-    assert Attachment.objects.get(pk=doc.json()["id"]).text == "# 회의\n다음 주 화요일"
+    document = Attachment.objects.get(pk=doc.json()["id"]).document
+    assert document.text == "# 회의\n다음 주 화요일" and document.scope == conversation.id
 
 
 @pytest.mark.parametrize(
@@ -188,3 +189,25 @@ def test_exports_name_the_files_and_the_zip_carries_them(api, alice, fake_agent_
     assert archive.read(files[0]) == png() and archive.read(files[1]) == b"Day 1: Busan"
     # Re-importing the JSON export (with its attachment metadata) still works.
     assert api.post_raw("/conversations/import", json.dumps(data)).status_code == 201
+
+
+def test_an_attached_document_is_searched_in_its_conversation_only(api, alice):
+    from knowledge.models import Document
+    from knowledge.retrieval import retrieve
+    from knowledge.selectors import list_documents, user_has_documents
+
+    here = make_conversation(alice, title="Here")
+    there = make_conversation(alice, title="There")
+    text = b"# Leave policy\nAnnual leave is fifteen days for every employee."
+    body = upload(api, here, "policy.md", text).json()
+    hits = retrieve(user_id=alice.pk, query="annual leave days", k=3, scope=here.id)
+    assert [h["document_title"] for h in hits] == ["policy.md"]
+    assert "fifteen days" in hits[0]["text"]
+    assert retrieve(user_id=alice.pk, query="annual leave days", k=3, scope=there.id) == []
+    assert retrieve(user_id=alice.pk, query="annual leave days", k=3) == []
+    assert list(list_documents(user=alice)) == []  # not in the knowledge base's list
+    assert user_has_documents(alice.pk, here.id) and not user_has_documents(alice.pk, there.id)
+    # Gone with the attachment (here: with its conversation).
+    api.delete(f"/conversations/{here.id}")
+    assert not Document.objects.exists()
+    assert not Attachment.objects.filter(pk=body["id"]).exists()
