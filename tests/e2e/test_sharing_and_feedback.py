@@ -156,12 +156,10 @@ def test_paste_an_image_see_it_waiting_send_it_see_it_in_the_message(
     sent = page.locator("li.message.user .attachments img")
     expect(sent).to_be_visible(timeout=10_000)
     expect(page.locator("#attachment-strip")).to_be_hidden()
-    assert (
-        page.evaluate(
-            "() => document.querySelector('li.message.user .attachments img').naturalWidth"
-        )
-        == 60
-    )  # the image itself, served to its owner
+    # The image itself, served to its owner (waited for: "visible" comes before "loaded").
+    page.wait_for_function(
+        "() => document.querySelector('li.message.user .attachments img')?.naturalWidth === 60"
+    )
     (stored,) = Attachment.objects.all()
     assert stored.message.content == "what colour is this?" and stored.kind == "image"
     page.reload()
