@@ -8,30 +8,15 @@ import json
 
 import pytest
 from asgiref.sync import sync_to_async
-from django.db import connections
 from PIL import Image
 
-from agent.checkpoint import close_checkpointers
 from conversations import attachments, services
-from conversations.realtime.hub import aclose_hub
-from tests.agent.helpers import is_summarizer_request, memory_responder
+from tests.agent.helpers import is_summarizer_request
 from tests.support.fake_openai import FakeOpenAI, forced_tool
 
-from .test_branch_memory import ask
+from .conftest import ask
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-async def model(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    with FakeOpenAI(memory_responder) as server:
-        settings.OPENAI_API_KEY = "test-key"
-        settings.OPENAI_BASE_URL = server.base_url
-        yield server
-    await aclose_hub()
-    await close_checkpointers()
-    await sync_to_async(connections.close_all)()
 
 
 def big_png() -> bytes:

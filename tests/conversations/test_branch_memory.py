@@ -6,53 +6,21 @@ on branch A, summaries included, and switching back continues A's memory.
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from asgiref.sync import sync_to_async
-from django.db import connections
 
-from agent.checkpoint import close_checkpointers
 from agent.prompts import CONTINUE_NOTE
 from conversations import branches, services
 from conversations.models import Message
-from conversations.realtime.hub import aclose_hub, get_hub
 from conversations.replies import start_reply
 from conversations.tree import Tree
 from core.errors import Invalid
 from tests.agent.helpers import is_summarizer_request, memory_responder
-from tests.support.fake_openai import FakeOpenAI, Reply, forced_tool, message_texts
-from tests.support.sink import Sink
+from tests.support.fake_openai import Reply, forced_tool, message_texts
+
+from .conftest import ask, sent_to_model
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-async def model(settings):
-    with FakeOpenAI(memory_responder) as server:
-        settings.OPENAI_API_KEY = "test-key"
-        settings.OPENAI_BASE_URL = server.base_url
-        yield server
-    await aclose_hub()
-    await close_checkpointers()
-    await sync_to_async(connections.close_all)()
-
-
-async def ask(user, conversation, **ask) -> tuple[Message, list[dict]]:
-    """Start a reply (send by default) and return the stored reply and its frames."""
-    hub, sink = get_hub(), Sink()
-    await hub.join(conversation.id, sink)
-    started = await start_reply(user=user, conversation_id=conversation.id, **ask)
-    reply = await started.assistant_message()
-    await hub.flushed(conversation.id)
-    await hub.leave(conversation.id, sink)
-    return reply, sink.frames
-
-
-def sent_to_model(server: FakeOpenAI) -> str:
-    """Return everything the last answering request (not a summary, not routing) held."""
-    main = [b for b in server.requests if not forced_tool(b) and not is_summarizer_request(b)]
-    return json.dumps(main[-1]["messages"], ensure_ascii=False)
 
 
 async def test_an_edit_starts_a_branch_whose_memory_knows_only_its_own_past(model, alice):

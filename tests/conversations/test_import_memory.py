@@ -8,29 +8,13 @@ from pathlib import Path
 
 import pytest
 from asgiref.sync import sync_to_async
-from django.db import connections
 
-from agent.checkpoint import close_checkpointers
 from conversations import imports
-from conversations.realtime.hub import aclose_hub
-from tests.agent.helpers import memory_responder
-from tests.support.fake_openai import FakeOpenAI
 
-from .test_branch_memory import ask, sent_to_model
+from .conftest import ask, sent_to_model
 
 pytestmark = pytest.mark.django_db(transaction=True)
 FIXTURES = Path(__file__).parent / "import_fixtures"
-
-
-@pytest.fixture
-async def model(settings):
-    with FakeOpenAI(memory_responder) as server:
-        settings.OPENAI_API_KEY = "test-key"
-        settings.OPENAI_BASE_URL = server.base_url
-        yield server
-    await aclose_hub()
-    await close_checkpointers()
-    await sync_to_async(connections.close_all)()
 
 
 @sync_to_async
