@@ -39,6 +39,8 @@ class UserSettings(models.Model):
     default_model = models.CharField(_("default model"), max_length=100, blank=True, default="")
     # Added to the instructions of every conversation of this user.
     custom_instructions = models.TextField(_("custom instructions"), blank=True, default="")
+    # Memories across conversations: recalled into every request and saved by the agent.
+    memory_enabled = models.BooleanField(_("memory"), default=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:

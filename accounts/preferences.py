@@ -13,7 +13,7 @@ from core.llm_catalog import check_model
 from .models import UserSettings
 
 INSTRUCTIONS_MAX_CHARS = 8000
-EDITABLE_FIELDS = {"default_model", "custom_instructions"}
+EDITABLE_FIELDS = {"default_model", "custom_instructions", "memory_enabled"}
 
 
 def get_user_settings(*, user: Any) -> UserSettings:
@@ -27,7 +27,7 @@ aget_user_settings = sync_to_async(get_user_settings)
 
 @transaction.atomic
 def update_user_settings(*, user: Any, **changes: Any) -> UserSettings:
-    """Change the default model and/or custom instructions; validate all first."""
+    """Change the default model, custom instructions and/or memory; validate all first."""
     unknown = set(changes) - EDITABLE_FIELDS
     if unknown:
         raise Invalid(f"Unknown field: {', '.join(sorted(unknown))}.")
@@ -44,6 +44,10 @@ def update_user_settings(*, user: Any, **changes: Any) -> UserSettings:
                 f"Custom instructions are text of at most {INSTRUCTIONS_MAX_CHARS} characters."
             )
         cleaned["custom_instructions"] = text
+    if "memory_enabled" in changes:
+        if not isinstance(changes["memory_enabled"], bool):
+            raise Invalid("memory_enabled is true or false.")
+        cleaned["memory_enabled"] = changes["memory_enabled"]
     found, _created = UserSettings.objects.select_for_update().get_or_create(user_id=user.pk)
     for field, value in cleaned.items():
         setattr(found, field, value)
@@ -56,4 +60,5 @@ def user_settings_to_dict(found: UserSettings) -> dict[str, Any]:
     return {
         "default_model": found.default_model,
         "custom_instructions": found.custom_instructions,
+        "memory_enabled": found.memory_enabled,
     }

@@ -21,6 +21,8 @@ class AgentConfig:
     memory_keep_recent: int = 5
     memory_max_summaries: int = 3
     max_iterations: int = 4
+    memory_recall_k: int = 5  # memories across conversations put into each turn
+    recall_max_tokens: int = 600  # older messages recalled verbatim, at most this many tokens
     # On summary-window overflow: "merge" the two oldest (ours) or "drop" the oldest (seed 001).
     summary_overflow: Literal["merge", "drop"] = "merge"
     # Pace of the offline model's stream, so a person can watch it type.

@@ -1,4 +1,4 @@
-"""Wire the agent graph: route → (retrieve) → memory → agent ⇄ tools → end."""
+"""Wire the agent graph: route → (retrieve) → memory → recall → agent ⇄ tools → end."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from agent.nodes.agent import agent
 from agent.nodes.memory import memory
+from agent.nodes.recall import recall
 from agent.nodes.retrieve import retrieve
 from agent.nodes.route import route
 from agent.nodes.tools import tools
@@ -40,12 +41,14 @@ def build_graph() -> StateGraph:
     builder.add_node("route", route)
     builder.add_node("retrieve", retrieve)
     builder.add_node("memory", memory)
+    builder.add_node("recall", recall)
     builder.add_node("agent", agent)
     builder.add_node("tools", tools)
     builder.add_edge(START, "route")
     builder.add_conditional_edges("route", after_route, ["retrieve", "memory"])
     builder.add_edge("retrieve", "memory")
-    builder.add_edge("memory", "agent")
+    builder.add_edge("memory", "recall")
+    builder.add_edge("recall", "agent")
     builder.add_conditional_edges("agent", after_agent, ["tools", END])
     builder.add_edge("tools", "agent")
     return builder
@@ -65,7 +68,7 @@ def get_graph(checkpointer: BaseCheckpointSaver | None) -> CompiledStateGraph:
 
 def recursion_limit(max_iterations: int) -> int:
     """Return the step budget of one turn: the fixed nodes plus every tool round."""
-    return 2 * max_iterations + 8
+    return 2 * max_iterations + 9
 
 
 def thread_config(

@@ -35,7 +35,22 @@ _RECALL = [
     re.compile(r"what (?:is|was) my (?P<topic>.+?)[?.!]*$", re.I),
     re.compile(r"내가 (?P<topic>.+?)에 대해(?:서)? 뭐(?:라고)? (?:했|말했)"),
     re.compile(r"(?P<topic>.+?)[이가은는]? 뭐(?:라고)? (?:했|말했)"),
+    re.compile(r"(?:내|제) (?P<topic>\S+?)[이가은는]? (?:뭐|무엇)(?:야|예요|이야|였지|지|인가요)"),
     re.compile(r"(?P<topic>.+?)[이가은는]? (?:언제|얼마|어디|누구)(?:라고|였)"),
+]
+# A lasting fact the user states about themselves, or asks to have remembered.
+_FACT = [
+    re.compile(r"^(?:please )?remember(?: that)?[:,]? (?P<fact>[^?]{3,})$", re.I),
+    re.compile(r"(?P<fact>\bmy (?:[\w'-]+ ){0,3}(?:is|are) [^?]+?)[.!]*$", re.I),
+    re.compile(r"(?P<fact>\bi (?:live in|work (?:at|for|as)|am allergic to) [^?]+?)[.!]*$", re.I),
+    re.compile(r"(?P<fact>(?:내|제|나의|저의) \S+(?: \S+)?[은는] [^?]+?)[.!~]*$"),
+    re.compile(r"^(?P<fact>[^?]{3,}?)[을를]? 기억해\s?(?:줘|주세요|둬|둬요|놔)[.!~]*$"),
+]
+_FORGET = [
+    re.compile(
+        r"^(?:please )?forget (?:that |about |what i said about )?(?P<what>.+?)[.!]*$", re.I
+    ),
+    re.compile(r"^(?P<what>.+?)[은는을를]? (?:잊어|잊어버려|지워)\s?(?:줘|주세요|버려)?[.!~]*$"),
 ]
 _PARTICLES = re.compile(r"(은|는|이|가|을|를|의|에|에서|에게|로|으로|와|과|도|만|라고|이라고)$")
 _STOPWORDS = {"my", "the", "a", "an", "about", "you", "i", "me", "내", "제", "아까", "말한", "그"}
@@ -95,6 +110,29 @@ def recall_topic(text: str) -> str | None:
         match = pattern.search(text.strip())
         if match and match.group("topic").strip():
             return match.group("topic").strip()
+    return None
+
+
+def stated_fact(text: str) -> str | None:
+    """Return the sentence of `text` that states a lasting fact about the user, or asks to
+    have something remembered ("my name is Mina", "내 이름은 민아야", "remember that …")."""
+    for sentence in re.split(r"(?<=[.!?])\s+|\n+", text.strip()):
+        sentence = sentence.strip()
+        if not sentence or sentence.endswith("?"):
+            continue
+        for pattern in _FACT:
+            match = pattern.search(sentence)
+            if match and match.group("fact").strip():
+                return match.group("fact").strip()[:500]
+    return None
+
+
+def forget_request(text: str) -> str | None:
+    """Return what the user asks to be forgotten ("forget my address", "주소는 잊어줘")."""
+    for pattern in _FORGET:
+        match = pattern.search(text.strip())
+        if match and match.group("what").strip():
+            return match.group("what").strip()
     return None
 
 

@@ -124,6 +124,13 @@ def _tool_answer(messages: Sequence[BaseMessage], language: str) -> str:
             lines.append(
                 f"계산 결과는 {text}입니다." if language == "ko" else f"The result is {text}."
             )
+        elif result.name == "remember":
+            fact = text.split(": ", 1)[-1]
+            lines.append(
+                f"기억해 둘게요: “{fact}”" if language == "ko" else f"I'll remember that: “{fact}”"
+            )
+        elif result.name == "forget":
+            lines.append(f"지웠어요. {text}" if language == "ko" else text)
         elif result.name == "get_current_datetime":
             lines.append(f"현재 시각은 {text}입니다." if language == "ko" else f"It is now {text}.")
         else:
@@ -157,6 +164,10 @@ def _conversation_reply(messages: Sequence[BaseMessage], tools: list[str]) -> tu
         return f"{hello} {notice}", []
     if (expression := intents.find_arithmetic(text)) and "calculator" in tools:
         return "", [_call("calculator", {"expression": expression}, len(messages))]
+    if "forget" in tools and (what := intents.forget_request(text)):
+        return "", [_call("forget", {"memory": what}, len(messages))]
+    if "remember" in tools and (fact := intents.stated_fact(text)):
+        return "", [_call("remember", {"fact": fact}, len(messages))]
     if intents.asks_datetime(text) and "get_current_datetime" in tools:
         zone = "Asia/Seoul" if language == "ko" else "UTC"
         return "", [_call("get_current_datetime", {"timezone": zone}, len(messages))]

@@ -15,6 +15,28 @@ SUMMARIES_INTRO = {
 }
 SUMMARY_HEADER = {"ko": "[대화 기록 {n}]", "en": "[Conversation history {n}]"}
 
+# Added to our instructions when the user's memory is on.
+MEMORY_NOTE = """You can remember lasting facts about the user across conversations: when the \
+user tells you something durable about themselves (name, family, where they live, work, \
+preferences, plans) or asks you to remember something, call `remember` with one short \
+sentence in their words. When they ask you to forget something, call `forget`. Never save \
+passwords, card or ID numbers."""
+MEMORIES_INTRO = {
+    "ko": "[기억] 이전 대화에서 저장한 사용자에 대한 사실입니다. 관련 있을 때만 쓰세요:",
+    "en": "[Memories] Facts about the user saved in earlier conversations; use them when relevant:",
+}
+RECALLED_INTRO = {
+    "ko": "[다시 불러온 메시지] 이 대화의 앞부분에서 가져온 원문입니다 (요약에서 빠졌을 수 있음):",
+    "en": (
+        "[Recalled messages] Verbatim from earlier in this conversation (the summaries may "
+        "have lost them):"
+    ),
+}
+RECALLED_ROLE = {
+    "ko": {"user": "사용자", "assistant": "어시스턴트"},
+    "en": {"user": "User", "assistant": "Assistant"},
+}
+
 DOCUMENTS_INTRO = {
     "ko": "[참고 문서] 사용자의 문서에서 찾은 내용입니다. 답할 때 출처를 밝히세요.",
     "en": "[Reference documents] Found in the user's documents; cite them when you use them.",

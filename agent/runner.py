@@ -43,6 +43,8 @@ from agent.progress import collecting
 from agent.state import (
     AgentContext,
     ConversationSearch,
+    MemoryAccess,
+    MessageRecall,
     Retriever,
     SectionLookup,
     Usage,
@@ -97,12 +99,16 @@ class Turn:
         continues: tuple[str, str] | None = None,
         instructions: str = "",
         images: tuple[tuple[str, str], ...] = (),
+        memory: MemoryAccess | None = None,
+        recall_messages: MessageRecall | None = None,
     ) -> None:
         """`base_checkpoint_id`: the branch to run on (None: the thread's latest state);
         `seed`: messages of a branch the thread never held, put before the user's;
         `continues`: (id, text) of a cut-off reply to go on from (user_message_id is
         then the message it answers); `instructions`: the user's own (custom
-        instructions, the conversation's system prompt), added to ours."""
+        instructions, the conversation's system prompt), added to ours; `memory`: the
+        user's memories (None: off); `recall_messages`: search of the branch's older
+        messages."""
         self.config = config
         self.base_checkpoint_id = base_checkpoint_id
         self.seed = list(seed or [])
@@ -127,6 +133,8 @@ class Turn:
             "continues": continues,
             "instructions": instructions,
             "images": images,
+            "memory": memory,
+            "recall_messages": recall_messages,
         }
         self._text: list[str] = []
         self._length = 0

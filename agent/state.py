@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, TypedDict
+from typing import Annotated, Any, Literal, Protocol, TypedDict
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AnyMessage
@@ -19,6 +19,26 @@ Retriever = Callable[[str, int], Awaitable[list[dict[str, Any]]]]
 ConversationSearch = Callable[[str, int], Awaitable[list[dict[str, Any]]]]
 # section_lookup(document, section) -> {document_title, section, text, ...} | None
 SectionLookup = Callable[[str, str], Awaitable[dict[str, Any] | None]]
+# recall_messages(query, present, exclude_ids) -> [{id, role, content}], best first: older
+# messages of this conversation's branch holding words of `query` that `present` (what the
+# model already has) lacks; `exclude_ids` are in the request already.
+MessageRecall = Callable[[str, str, list[str]], Awaitable[list[dict[str, Any]]]]
+
+
+class MemoryAccess(Protocol):
+    """One user's memories across conversations (the caller binds the user)."""
+
+    async def recall(self, query: str, k: int) -> list[dict[str, Any]]:
+        """Return at most `k` memories ({id, text}) for this turn, most relevant first."""
+        ...
+
+    async def remember(self, text: str) -> dict[str, Any]:
+        """Save a memory and return it ({id, text})."""
+        ...
+
+    async def forget(self, query: str) -> list[dict[str, Any]]:
+        """Delete the memories best matching `query` (an id or words); return them."""
+        ...
 
 
 class Usage(TypedDict):
@@ -44,6 +64,9 @@ class AgentState(TypedDict, total=False):
     usage: Usage
     internal_usage: Usage
     ledger: dict[str, Any]
+    # Per turn too: memories across conversations, and older messages recalled verbatim.
+    memories: list[dict[str, Any]]
+    recalled: list[dict[str, Any]]
 
 
 async def find_no_documents(query: str, k: int) -> list[dict[str, Any]]:
@@ -75,6 +98,10 @@ class AgentContext:
     # Images sent with this turn's message: (name, data URL; "" when the model has no
     # vision). Given to the model in this turn's calls only, never stored in memory.
     images: tuple[tuple[str, str], ...] = ()
+    # The user's memories (None: memory is off) and recall of this conversation's older
+    # messages (None: not available, e.g. a thread without rows).
+    memory: MemoryAccess | None = None
+    recall_messages: MessageRecall | None = None
 
     @property
     def summary_model(self) -> BaseChatModel:

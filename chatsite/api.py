@@ -14,6 +14,7 @@ from accounts.tokens import BearerAuth
 from conversations.api import attachments, catalog, conversations, messages, projects, shares
 from core.api import SessionAuth, build_api, error_response
 from knowledge import api as knowledge_api
+from memories import api as memories_api
 
 api = build_api(auth=[BearerAuth(), SessionAuth()])
 api.add_router("", conversations.router)
@@ -24,6 +25,7 @@ api.add_router("", attachments.router)
 api.add_router("", knowledge_api.router)
 api.add_router("", catalog.router)
 api.add_router("", accounts_api.router)
+api.add_router("", memories_api.router)
 
 
 def _login_not_required(patterns: list[Any]) -> list[Any]:

@@ -49,6 +49,7 @@ INSTALLED_APPS = [
     "accounts",
     "conversations",
     "knowledge",
+    "memories",
 ]
 
 MIDDLEWARE = [
@@ -197,6 +198,10 @@ CONTEXT_COMPRESSION_TARGET = float(os.environ.get("CONTEXT_COMPRESSION_TARGET", 
 MEMORY_MAX_MESSAGES = int(os.environ.get("MEMORY_MAX_MESSAGES", 10))
 MEMORY_KEEP_RECENT = int(os.environ.get("MEMORY_KEEP_RECENT", 5))
 MEMORY_MAX_SUMMARIES = int(os.environ.get("MEMORY_MAX_SUMMARIES", 3))
+# Memories across conversations put into each turn's instructions (SPEC: Memories).
+MEMORY_RECALL_K = int(os.environ.get("MEMORY_RECALL_K", 5))
+# Older messages of the conversation recalled verbatim into a request: at most this many tokens.
+MEMORY_RECALL_TOKENS = int(os.environ.get("MEMORY_RECALL_TOKENS", 600))
 AGENT_MAX_ITERATIONS = int(os.environ.get("AGENT_MAX_ITERATIONS", 4))
 CHAT_RATE_LIMIT = os.environ.get("CHAT_RATE_LIMIT", "30/m")
 MESSAGE_MAX_CHARS = int(os.environ.get("MESSAGE_MAX_CHARS", 32000))

@@ -26,9 +26,11 @@ from core.db_async import db_async
 from core.llm_catalog import ModelInfo, amodel_in_force, model_in_force
 from knowledge.retrieval import aretrieve
 from knowledge.selectors import aget_document_section, user_has_documents
+from memories.services import AgentMemory
 
 from .attachments import image_data_url
 from .models import Attachment, Conversation, Message
+from .recall import branch_recall
 from .tree import Tree
 
 SEARCH_RESULT_LIMIT = 5
@@ -53,6 +55,8 @@ def build_agent_config(
         memory_keep_recent=settings.MEMORY_KEEP_RECENT,
         memory_max_summaries=settings.MEMORY_MAX_SUMMARIES,
         max_iterations=settings.AGENT_MAX_ITERATIONS,
+        memory_recall_k=settings.MEMORY_RECALL_K,
+        recall_max_tokens=settings.MEMORY_RECALL_TOKENS,
         offline_chars_per_second=settings.OFFLINE_MODEL_CHARS_PER_SECOND,
         vision=model.vision,
     )
@@ -139,13 +143,19 @@ def _as_agent_message(message: Message) -> BaseMessage:
     return SystemMessage(id=str(message.pk), content=message.content)
 
 
-def _owner_settings(conversation: Conversation) -> tuple[str, str]:
-    """Return the owner's default model and custom instructions (read with the
-    conversation when it was claimed, else asked now)."""
+def _owner_settings(conversation: Conversation) -> tuple[str, str, bool]:
+    """Return the owner's default model, custom instructions and whether memory is on
+    (read with the conversation when it was claimed, else asked now)."""
     if hasattr(conversation, "owner_default_model"):
-        return conversation.owner_default_model or "", conversation.owner_instructions or ""
+        return (
+            conversation.owner_default_model or "",
+            conversation.owner_instructions or "",
+            getattr(conversation, "owner_memory_enabled", None) is not False,
+        )
     found = UserSettings.objects.filter(user_id=conversation.created_by_id).first()
-    return (found.default_model, found.custom_instructions) if found else ("", "")
+    if found is None:
+        return "", "", True
+    return found.default_model, found.custom_instructions, found.memory_enabled
 
 
 _aowner_settings = db_async(_owner_settings, close_serial=False)
@@ -156,15 +166,19 @@ def join_instructions(*blocks: str) -> str:
     return "\n\n".join(block.strip() for block in blocks if block and block.strip())
 
 
+async def aowner_settings(conversation: Conversation) -> tuple[str, str, bool]:
+    """Return the owner's default model, custom instructions and memory switch."""
+    if hasattr(conversation, "owner_default_model"):
+        return _owner_settings(conversation)
+    return await _aowner_settings(conversation)
+
+
 async def aconversation_config(
     conversation: Conversation, *, model: str | None = None
 ) -> tuple[AgentConfig, str]:
     """Return the agent's settings and the instructions in force for a conversation:
     `model` (one reply's choice), else its own, else the owner's default, else the site's."""
-    if hasattr(conversation, "owner_default_model"):
-        default_model, custom = _owner_settings(conversation)
-    else:
-        default_model, custom = await _aowner_settings(conversation)
+    default_model, custom, _memory = await aowner_settings(conversation)
     info = await amodel_in_force(model, conversation.model, default_model)
     config = build_agent_config(info, temperature=conversation.temperature)
     return config, join_instructions(custom, conversation.system_prompt)
@@ -186,6 +200,12 @@ async def astart_turn(
     retriever, section_lookup = _knowledge_for(owner_id, conversation.pk)
     base, seed = await abranch_base(conversation_id=conversation.pk, resume_after=resume_after)
     config, instructions = await aconversation_config(conversation, model=model)
+    _model, _custom, memory_on = await aowner_settings(conversation)
+    memory = (
+        AgentMemory(user_id=owner_id, conversation_id=conversation.pk, message_id=user_message.pk)
+        if memory_on
+        else None
+    )
     return Turn(
         config=config,
         instructions=instructions,
@@ -202,6 +222,8 @@ async def astart_turn(
         section_lookup=section_lookup,
         search_conversations=_search_other_conversations(owner_id, conversation.id),
         images=await _aimages_of(user_message, vision=config.vision),
+        memory=memory,
+        recall_messages=branch_recall(conversation.pk, user_message.pk),
     )
 
 

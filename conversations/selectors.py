@@ -48,8 +48,8 @@ def access_conversation(
 
     `lock` takes the row lock (the caller holds a transaction); `with_documents`
     annotates what a reply asks before it can start (`owner_has_documents`, and the
-    owner's `owner_default_model` and `owner_instructions`), so one statement does the
-    access check, the lock and those questions.
+    owner's `owner_default_model`, `owner_instructions`, `owner_memory_enabled`), so one
+    statement does the access check, the lock and those questions.
     """
     pk = parse_uuid(conversation_id)
     if pk is None:
@@ -68,6 +68,7 @@ def access_conversation(
             owner_has_documents=Exists(chunks),
             owner_default_model=Subquery(owner_settings.values("default_model")[:1]),
             owner_instructions=Subquery(owner_settings.values("custom_instructions")[:1]),
+            owner_memory_enabled=Subquery(owner_settings.values("memory_enabled")[:1]),
         )
     try:
         return rows.get(pk=pk)

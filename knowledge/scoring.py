@@ -34,7 +34,7 @@ def _found(form: str, text: str) -> int:
 
 def concept_match(concept: Concept, text: str) -> tuple[float, int]:
     """Return how well `text` holds a concept (1 whole, 0.5 by parts, 0 not) and how often."""
-    count = _found(concept.word, text)
+    count = _found(concept.word, text) + sum(_found(alias, text) for alias in concept.aliases)
     if count:
         return 1.0, count
     if concept.parts:
@@ -126,5 +126,9 @@ def overlap_share(
         return 0.0
     haystack = f"{heading}\n{text}".lower()
     total = sum(weights.get(c.word, 1.0) for c in items)
-    found = sum(weights.get(c.word, 1.0) for c in items if _found(c.word, haystack))
+    found = sum(
+        weights.get(c.word, 1.0)
+        for c in items
+        if any(_found(form, haystack) for form in (c.word, *c.aliases))
+    )
     return found / total if total else 0.0

@@ -52,17 +52,56 @@ KOREAN_ENDINGS = tuple(
 )
 
 
+# English words Korean writes as loanwords (외래어), both ways round: a Korean user says
+# '프로젝트 코드명' and later asks for "the project code name". Keys are the stems that
+# `concepts` produces (English: `_english_stem`; Korean: without particles). Only words of
+# two syllables or more on the Korean side (a one-syllable prefix term matches too much).
+_LOANWORD_PAIRS = """
+    project:프로젝트 code:코드 server:서버 meeting:미팅 email:이메일 mail:메일
+    data:데이터 design:디자인 file:파일 report:리포트 schedule:스케줄 manager:매니저
+    client:클라이언트 program:프로그램 system:시스템 service:서비스 model:모델
+    test:테스트 version:버전 update:업데이트 release:릴리스 marketing:마케팅 sale:세일즈
+    invoice:인보이스 hotel:호텔 ticket:티켓 coffee:커피 menu:메뉴 recipe:레시피 pizza:피자
+    computer:컴퓨터 laptop:랩톱 camera:카메라 game:게임 bus:버스 taxi:택시 password:패스워드
+    website:웹사이트 database:데이터베이스 cloud:클라우드 network:네트워크 platform:플랫폼
+    dashboard:대시보드 backlog:백로그 onboard:온보딩 sprint:스프린트 feedback:피드백
+    interview:인터뷰 event:이벤트 online:온라인 offline:오프라인 mobile:모바일
+"""
+
+
+def _loanwords() -> dict[str, tuple[str, ...]]:
+    table: dict[str, set[str]] = {}
+    for pair in _LOANWORD_PAIRS.split():
+        english, korean = pair.split(":")
+        if len(korean) < 2:
+            continue
+        table.setdefault(english, set()).add(korean)
+        table.setdefault(korean, set()).add(english)
+    return {word: tuple(sorted(forms)) for word, forms in table.items()}
+
+
+LOANWORDS = _loanwords()
+
+
 @dataclass(frozen=True)
 class Concept:
     """One query word and the forms that count as finding it."""
 
     word: str
     parts: tuple[str, ...] = ()  # pieces of a Korean compound, which count for less
+    # The same word in the other script: an English loanword as Korean writes it, or back
+    # ('project' ⇄ '프로젝트'); counts as the word itself.
+    aliases: tuple[str, ...] = ()
 
     @property
     def forms(self) -> tuple[str, ...]:
-        """Return every prefix form: the word, then its parts."""
-        return (self.word, *self.parts)
+        """Return every prefix form: the word, its aliases, then its parts."""
+        return (self.word, *self.aliases, *self.parts)
+
+    @property
+    def word_forms(self) -> tuple[str, ...]:
+        """Return the forms that find the word whole: itself and its aliases."""
+        return (self.word, *self.aliases)
 
 
 def words(text: str) -> list[str]:
@@ -123,7 +162,8 @@ def concepts(query: str) -> list[Concept]:
             if len(word) < 2 and not word.isdigit():
                 continue
             stem, parts = _english_stem(word), set()
-        found.setdefault(stem, Concept(word=stem, parts=tuple(sorted(parts))))
+        aliases = LOANWORDS.get(stem) or LOANWORDS.get(word, ())
+        found.setdefault(stem, Concept(word=stem, parts=tuple(sorted(parts)), aliases=aliases))
     return list(found.values())[:MAX_CONCEPTS]
 
 

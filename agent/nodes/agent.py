@@ -56,18 +56,47 @@ def format_documents(documents: Sequence[dict[str, Any]], language: str) -> str:
     return "\n\n".join([prompts.DOCUMENTS_INTRO[language], *items])
 
 
+def format_memories(memories: Sequence[dict[str, Any]], language: str) -> str:
+    """Return the memories block of the system prompt ("" when none)."""
+    if not memories:
+        return ""
+    lines = [f"- {m.get('text', '')}" for m in memories]
+    return "\n".join([prompts.MEMORIES_INTRO[language], *lines])
+
+
+def format_recalled(recalled: Sequence[dict[str, Any]], language: str) -> str:
+    """Return the recalled-messages block ("" when none), each message verbatim."""
+    if not recalled:
+        return ""
+    roles = prompts.RECALLED_ROLE[language]
+    lines = [
+        f"({roles.get(m.get('role', ''), m.get('role', ''))}) {m.get('content', '')}"
+        for m in recalled
+    ]
+    return "\n\n".join([prompts.RECALLED_INTRO[language], *lines])
+
+
 def system_prompt(
     summaries: Sequence[str],
     documents: Sequence[dict[str, Any]],
     language: str,
     final: bool,
     instructions: str = "",
+    *,
+    memory_on: bool = False,
+    memories: Sequence[dict[str, Any]] = (),
+    recalled: Sequence[dict[str, Any]] = (),
 ) -> str:
-    """Assemble our instructions, the user's, numbered summaries and retrieved context."""
+    """Assemble our instructions, the user's, memories, numbered summaries, recalled
+    messages and retrieved context."""
     blocks = [prompts.AGENT_INSTRUCTIONS]
+    if memory_on:
+        blocks.append(prompts.MEMORY_NOTE)
     if instructions:
         blocks.append(prompts.USER_INSTRUCTIONS.format(instructions=instructions))
+    blocks.append(format_memories(memories, language))
     blocks.append(format_summaries(summaries, language))
+    blocks.append(format_recalled(recalled, language))
     blocks.append(format_documents(documents, language))
     if final:
         blocks.append(prompts.FINAL_ANSWER_NOTE)
@@ -120,6 +149,8 @@ def build_ledger(
         "calibration": state.get("calibration", 1.0),
         "route": state.get("route", "agent"),
         "documents": [d.get("document_id") for d in state.get("documents", [])],
+        "memories": [{"id": m.get("id"), "text": m.get("text")} for m in state.get("memories", [])],
+        "recalled_message_ids": [m.get("id") for m in state.get("recalled", [])],
     }
 
 
@@ -210,7 +241,14 @@ async def agent(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, 
     language = conversation_language(messages, summaries)
     history = repair_tool_pairs(messages)
     instructions = system_prompt(
-        summaries, state.get("documents", []), language, final, context.instructions
+        summaries,
+        state.get("documents", []),
+        language,
+        final,
+        context.instructions,
+        memory_on=context.memory is not None,
+        memories=state.get("memories", []),
+        recalled=state.get("recalled", []),
     )
     prompt: list[BaseMessage] = [SystemMessage(instructions)]
     prompt += with_images(history, context.images)

@@ -25,7 +25,14 @@ from agent.tools import tool_schemas_json, tools_for
 def fixed_overhead(state: AgentState, context: AgentContext, language: str) -> int:
     """Estimate what every request carries besides memory: instructions, documents, tools."""
     calibration = state.get("calibration", 1.0)
-    prompt = system_prompt([], state.get("documents", []), language, False, context.instructions)
+    prompt = system_prompt(
+        [],
+        state.get("documents", []),
+        language,
+        False,
+        context.instructions,
+        memory_on=context.memory is not None,
+    )
     schemas = tool_schemas_json(tools_for(context))
     return estimate_tokens(prompt, calibration) + estimate_tokens(schemas, calibration)
 

@@ -130,4 +130,6 @@ async def route(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, 
         "usage": zero_usage(),
         "internal_usage": internal,
         "ledger": {},
+        "memories": [],
+        "recalled": [],
     }

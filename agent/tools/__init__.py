@@ -13,6 +13,7 @@ from agent.capabilities import supports_tools
 from agent.state import AgentContext
 from agent.tools.calculator import calculator
 from agent.tools.clock import get_current_datetime
+from agent.tools.memory import forget, remember
 from agent.tools.search import (
     CONTEXT_KEY,
     get_document_section,
@@ -28,6 +29,8 @@ TOOLS: dict[str, BaseTool] = {
         search_documents,
         get_document_section,
         search_conversations,
+        remember,
+        forget,
     )
 }
 
@@ -35,8 +38,8 @@ __all__ = ["CONTEXT_KEY", "TOOLS", "tool_schemas_json", "tools_for"]
 
 
 def tools_for(context: AgentContext) -> list[BaseTool]:
-    """Return the tools that make sense for this run (search only when it can find;
-    none for a model whose server refuses tools)."""
+    """Return the tools that make sense for this run (search only when it can find, memory
+    only when it is on; none for a model whose server refuses tools)."""
     if not supports_tools(context.config):
         return []
     chosen = [calculator, get_current_datetime]
@@ -46,6 +49,8 @@ def tools_for(context: AgentContext) -> list[BaseTool]:
             chosen.append(get_document_section)
     if context.search_conversations is not None:
         chosen.append(search_conversations)
+    if context.memory is not None:
+        chosen += [remember, forget]
     return chosen
 
 

@@ -1,0 +1,31 @@
+"""The memory tools: save and delete facts about the user across conversations."""
+
+from __future__ import annotations
+
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import tool
+
+from agent.tools.search import context_from
+
+
+@tool
+async def remember(fact: str, *, config: RunnableConfig) -> str:
+    """Save a lasting fact about the user for future conversations: one short sentence in
+    the user's words (e.g. "My name is Mina", "I live in Busan")."""
+    context = context_from(config)
+    if context.memory is None:
+        return "Memory is off: nothing was saved."
+    saved = await context.memory.remember(fact)
+    return f"Saved to memory: {saved.get('text', fact)}"
+
+
+@tool
+async def forget(memory: str, *, config: RunnableConfig) -> str:
+    """Delete the saved memories that match `memory` (words of the fact, or its id)."""
+    context = context_from(config)
+    if context.memory is None:
+        return "Memory is off: nothing is saved."
+    removed = await context.memory.forget(memory)
+    if not removed:
+        return "No saved memory matches that."
+    return "Deleted from memory: " + "; ".join(str(m.get("text", "")) for m in removed)

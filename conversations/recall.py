@@ -1,0 +1,76 @@
+"""Recall within a conversation: older messages of the branch that left the agent's window.
+
+When the user's message names something the kept messages and the summaries no longer
+hold, the branch's older messages holding those words are found with the project's own
+keyword search (memories.ranking) and go into the request verbatim. No model call.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from django.db.models import Q
+
+from core.db_async import db_async
+from memories.ranking import missing_concepts, rank
+
+from .models import Message
+from .tree import Tree
+
+MAX_RECALLED = 4
+MAX_CANDIDATES = 500
+
+
+def recall_branch_messages(
+    *, conversation_id: Any, leaf_id: Any, query: str, present: str, exclude_ids: list[str]
+) -> list[dict[str, Any]]:
+    """Return the branch's older messages (root → `leaf_id`, none of `exclude_ids`) that
+    hold words of `query` missing from `present`, best first: {id, role, content}."""
+    items = missing_concepts(query, present)
+    if not items:
+        return []
+    excluded = set()
+    for value in exclude_ids:
+        try:
+            excluded.add(uuid.UUID(str(value)))
+        except ValueError:
+            continue
+    branch = [pk for pk in Tree.of(conversation_id).path_to(leaf_id) if pk not in excluded]
+    if not branch:
+        return []
+    holds_any = Q()
+    for form in {form for concept in items for form in concept.word_forms}:
+        holds_any |= Q(content__icontains=form)
+    rows = list(
+        Message.objects.filter(pk__in=branch, role__in=(Message.Role.USER, Message.Role.ASSISTANT))
+        .filter(holds_any)
+        .order_by("-sequence_number")
+        .values("id", "role", "content")[:MAX_CANDIDATES]
+    )
+    by_id = {str(row["id"]): row for row in rows}
+    ranked = rank(
+        items, [(key, row["content"]) for key, row in by_id.items()], population=len(branch)
+    )
+    return [
+        {"id": r.key, "role": by_id[r.key]["role"], "content": by_id[r.key]["content"]}
+        for r in ranked[:MAX_RECALLED]
+    ]
+
+
+arecall_branch_messages = db_async(recall_branch_messages, close_serial=False)
+
+
+def branch_recall(conversation_id: Any, leaf_id: Any):
+    """Return the agent's `recall_messages` for one turn on the branch ending at `leaf_id`."""
+
+    async def recall(query: str, present: str, exclude_ids: list[str]) -> list[dict[str, Any]]:
+        return await arecall_branch_messages(
+            conversation_id=conversation_id,
+            leaf_id=leaf_id,
+            query=query,
+            present=present,
+            exclude_ids=exclude_ids,
+        )
+
+    return recall

@@ -1,0 +1,223 @@
+"""A user's memories: short facts the agent may use in every conversation (SPEC: Memories).
+
+Stored in LangGraph's store under the namespace ("memories", "<user id>"): one user's
+memories are never read with another's. Every function takes the user explicitly.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from typing import Any, Literal, TypedDict
+
+from core.db_async import db_async
+from core.errors import Conflict, Invalid, NotFound
+from core.schemas import storable_text
+
+from .ranking import query_concepts, rank
+from .store import get_store
+
+NAMESPACE = "memories"
+MAX_CHARS = 500
+MAX_PER_USER = 1000
+Origin = Literal["agent", "user"]
+
+
+class Source(TypedDict):
+    conversation_id: str | None
+    message_id: str | None
+
+
+class Memory(TypedDict):
+    id: str
+    text: str
+    created_by: Origin
+    source: Source
+    created_at: datetime
+    updated_at: datetime
+
+
+def namespace(user_id: Any) -> tuple[str, str]:
+    """Return the store namespace of one user's memories."""
+    return (NAMESPACE, str(int(user_id)))
+
+
+def clean_text(text: Any) -> str:
+    """Return a memory's text if it can be one (1–500 characters of storable text)."""
+    if not isinstance(text, str):
+        raise Invalid("A memory is text.")
+    try:
+        text = storable_text(text).strip()
+    except ValueError as exc:
+        raise Invalid(f"The memory {exc}.") from None
+    if not text:
+        raise Invalid("A memory cannot be empty.")
+    if len(text) > MAX_CHARS:
+        raise Invalid(f"A memory is at most {MAX_CHARS} characters.")
+    return text
+
+
+def _key(memory_id: Any) -> str:
+    """Return the store key of a memory id (anything else is simply not found)."""
+    try:
+        return uuid.UUID(str(memory_id)).hex
+    except (ValueError, TypeError, AttributeError):
+        raise NotFound("No such memory.") from None
+
+
+def _aware(value: datetime) -> datetime:
+    # SQLite's store keeps naive UTC times; PostgreSQL's are aware.
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def _as_memory(item: Any) -> Memory:
+    value = item.value
+    source = value.get("source") or {}
+    return {
+        "id": str(uuid.UUID(item.key)),
+        "text": str(value.get("text", "")),
+        "created_by": "agent" if value.get("created_by") == "agent" else "user",
+        "source": {
+            "conversation_id": source.get("conversation_id"),
+            "message_id": source.get("message_id"),
+        },
+        "created_at": _aware(item.created_at),
+        "updated_at": _aware(item.updated_at),
+    }
+
+
+def list_memories(*, user_id: Any) -> list[Memory]:
+    """Return the user's memories, newest first."""
+    items = get_store().search(namespace(user_id), limit=MAX_PER_USER + 1)
+    memories = [_as_memory(item) for item in items]
+    memories.sort(key=lambda m: (m["created_at"], m["id"]), reverse=True)
+    return memories
+
+
+def get_memory(*, user_id: Any, memory_id: Any) -> Memory:
+    """Return one of the user's memories (someone else's is not found, like a missing one)."""
+    item = get_store().get(namespace(user_id), _key(memory_id))
+    if item is None:
+        raise NotFound("No such memory.")
+    return _as_memory(item)
+
+
+def add_memory(
+    *,
+    user_id: Any,
+    text: Any,
+    created_by: Origin = "user",
+    conversation_id: Any = None,
+    message_id: Any = None,
+) -> Memory:
+    """Save a memory; the same text again returns the one already saved."""
+    text = clean_text(text)
+    store = get_store()
+    existing = store.search(namespace(user_id), limit=MAX_PER_USER + 1)
+    for item in existing:
+        if str(item.value.get("text", "")).casefold() == text.casefold():
+            return _as_memory(item)
+    if len(existing) >= MAX_PER_USER:
+        raise Conflict(f"You have {MAX_PER_USER} memories; delete some first.")
+    key = uuid.uuid4().hex
+    value = {
+        "text": text,
+        "created_by": created_by,
+        "source": {
+            "conversation_id": str(conversation_id) if conversation_id else None,
+            "message_id": str(message_id) if message_id else None,
+        },
+    }
+    store.put(namespace(user_id), key, value, index=False)
+    return get_memory(user_id=user_id, memory_id=key)
+
+
+def edit_memory(*, user_id: Any, memory_id: Any, text: Any) -> Memory:
+    """Change a memory's text (its origin and source stay)."""
+    text = clean_text(text)
+    store = get_store()
+    key = _key(memory_id)
+    item = store.get(namespace(user_id), key)
+    if item is None:
+        raise NotFound("No such memory.")
+    store.put(namespace(user_id), key, {**item.value, "text": text}, index=False)
+    return get_memory(user_id=user_id, memory_id=key)
+
+
+def delete_memory(*, user_id: Any, memory_id: Any) -> None:
+    """Delete a memory: no later request carries it."""
+    store = get_store()
+    key = _key(memory_id)
+    if store.get(namespace(user_id), key) is None:
+        raise NotFound("No such memory.")
+    store.delete(namespace(user_id), key)
+
+
+def recall_memories(*, user_id: Any, query: str, k: int) -> list[Memory]:
+    """Return at most `k` memories for a turn: those holding the words of `query` first
+    (best first), then the newest, as ChatGPT-style memory keeps a few always at hand."""
+    if k <= 0:
+        return []
+    memories = list_memories(user_id=user_id)
+    by_id = {m["id"]: m for m in memories}
+    ranked = rank(query_concepts(query), [(m["id"], m["text"]) for m in memories])
+    chosen = [by_id[r.key] for r in ranked[:k]]
+    for memory in memories:
+        if len(chosen) >= k:
+            break
+        if memory not in chosen:
+            chosen.append(memory)
+    return chosen
+
+
+def forget_memories(*, user_id: Any, query: str) -> list[Memory]:
+    """Delete the memories that best match `query` (an id, or words of the fact): those
+    holding the most of its words; return what was deleted."""
+    memories = list_memories(user_id=user_id)
+    matches = [m for m in memories if m["id"] == query.strip()]
+    if not matches:
+        ranked = rank(query_concepts(query), [(m["id"], m["text"]) for m in memories])
+        if ranked:
+            best = ranked[0].score
+            ids = {r.key for r in ranked if r.score >= best - 1e-9}
+            matches = [m for m in memories if m["id"] in ids]
+    for memory in matches:
+        delete_memory(user_id=user_id, memory_id=memory["id"])
+    return matches
+
+
+alist_memories = db_async(list_memories)
+aadd_memory = db_async(add_memory)
+arecall_memories = db_async(recall_memories)
+aforget_memories = db_async(forget_memories)
+
+
+class AgentMemory:
+    """One user's memories as the agent sees them (agent.state.MemoryAccess); what it saves
+    records the conversation and message it came from."""
+
+    def __init__(self, *, user_id: Any, conversation_id: Any = None, message_id: Any = None):
+        self.user_id = user_id
+        self.conversation_id = conversation_id
+        self.message_id = message_id
+
+    async def recall(self, query: str, k: int) -> list[dict[str, Any]]:
+        """Return this turn's memories ({id, text})."""
+        found = await arecall_memories(user_id=self.user_id, query=query, k=k)
+        return [{"id": m["id"], "text": m["text"]} for m in found]
+
+    async def remember(self, text: str) -> dict[str, Any]:
+        """Save what the agent was told (refused text raises Invalid/Conflict)."""
+        saved = await aadd_memory(
+            user_id=self.user_id,
+            text=text,
+            created_by="agent",
+            conversation_id=self.conversation_id,
+            message_id=self.message_id,
+        )
+        return {"id": saved["id"], "text": saved["text"]}
+
+    async def forget(self, query: str) -> list[dict[str, Any]]:
+        """Delete the memories best matching `query`."""
+        removed = await aforget_memories(user_id=self.user_id, query=query)
+        return [{"id": m["id"], "text": m["text"]} for m in removed]
