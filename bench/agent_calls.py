@@ -1,9 +1,16 @@
 """Benchmark the agent's LLM calls and memory cost; print one JSON line.
 
 1. Seed 001's five scenarios: LLM calls per turn against the seed's table (2/3/2/3/3).
-2. A 60-turn Korean/English conversation with five planted facts, run with three
-   memories (full history, the seed's window that drops the oldest summary, ours) and
-   two fake summarizers (one keeps every fact, one keeps only the three newest).
+2. A 60-turn Korean/English conversation with five planted facts, run with four
+   memories (full history, the seed's window that drops the oldest summary, ours, ours
+   with recall of older messages) and two fake summarizers (one keeps every fact, one
+   keeps only the three newest).
+3. Memories across conversations: five facts told in conversation A (the model saves
+   each with `remember`), asked in a new conversation B; another user told the same
+   words with other values.
+
+Recall ranks with the app's own keyword search (memories/ranking.py, the functions the
+database-backed recall uses after its query); memories live in LangGraph's InMemoryStore.
 
 Everything runs against tests/support/fake_openai.py through the real ChatOpenAI.
 Run: uv run python bench/agent_calls.py
@@ -24,11 +31,13 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.store.memory import InMemoryStore
 
 from agent import prompts
 from agent.config import AgentConfig
 from agent.intents import find_arithmetic
 from agent.runner import Turn
+from memories.ranking import choose_memories, select_recalled
 from tests.support.fake_openai import (
     FakeOpenAI,
     Reply,
@@ -71,6 +80,21 @@ REPLY_KO = (
     "주간 회의를 짧게 유지하는 것도 좋은 습관이에요. 지원 대기 목록은 영향이 큰 것부터 "
     "정리하면 좋겠습니다. 원하시면 보고서 초안이나 우선순위 목록을 함께 만들어 드릴게요."
 )
+
+
+# What another user says in the cross-conversation scenario: the same words, other values.
+OTHER_FACTS = [
+    ("My employee number is 40017.", "40017"),
+    ("프로젝트 코드명은 붉은여우입니다.", "붉은여우"),
+    ("The server room door code is 2290.", "2290"),
+    ("제 딸의 생일은 1월 17일이에요.", "1월 17일"),
+    ("Our product launch city is Osaka.", "Osaka"),
+]
+
+
+def all_facts() -> list[tuple[str, str]]:
+    """Return every planted fact sentence (both users') with its key."""
+    return [*FACTS.values(), *OTHER_FACTS]
 
 
 def kind_of(body: dict[str, Any]) -> str:
@@ -138,6 +162,10 @@ def make_responder(keep_last: int | None):
         last = body["messages"][-1]
         if last["role"] == "tool":
             return Reply(text=f"결과는 {last['content']}입니다.")
+        offered = {t["function"]["name"] for t in body.get("tools") or []}
+        fact = next((f for f, _ in all_facts() if f in (last.get("content") or "")), None)
+        if "remember" in offered and fact:
+            return Reply(tool_calls=[ToolCall("remember", {"fact": fact})])
         expression = find_arithmetic(last.get("content") or "")
         if body.get("tools") and expression:
             return Reply(tool_calls=[ToolCall("calculator", {"expression": expression})])
@@ -162,19 +190,71 @@ async def retriever(query: str, k: int) -> list[dict[str, Any]]:
     ]
 
 
-async def run(config: AgentConfig, saver: Any, thread: str, text: str) -> dict[str, Any]:
+class Transcript:
+    """Every message of one conversation, for recall (what the database holds)."""
+
+    def __init__(self) -> None:
+        self.messages: list[dict[str, str]] = []
+
+    async def recall(self, query: str, present: str, exclude: list[str]) -> list[dict[str, str]]:
+        """Recall as conversations/recall.py does, over this transcript."""
+        skip = set(exclude)
+        older = [m for m in reversed(self.messages) if m["id"] not in skip]
+        return select_recalled(query, present, older, population=len(older))
+
+
+class BenchMemory:
+    """One user's memories in LangGraph's InMemoryStore (agent.state.MemoryAccess)."""
+
+    def __init__(self, store: InMemoryStore, user_id: int) -> None:
+        self.store, self.namespace = store, ("memories", str(user_id))
+
+    async def _all(self) -> list[dict[str, Any]]:
+        items = await self.store.asearch(self.namespace, limit=1000)
+        items.sort(key=lambda i: i.created_at, reverse=True)
+        return [{"id": i.key, "text": i.value["text"]} for i in items]
+
+    async def recall(self, query: str, k: int) -> list[dict[str, Any]]:
+        return choose_memories(query, await self._all(), k)
+
+    async def remember(self, text: str) -> dict[str, Any]:
+        key = uuid.uuid4().hex
+        await self.store.aput(self.namespace, key, {"text": text})
+        return {"id": key, "text": text}
+
+    async def forget(self, query: str) -> list[dict[str, Any]]:
+        return []
+
+
+async def run(
+    config: AgentConfig,
+    saver: Any,
+    thread: str,
+    text: str,
+    *,
+    transcript: Transcript | None = None,
+    memory: BenchMemory | None = None,
+) -> dict[str, Any]:
     """Run one turn (user with documents) and return its finished event."""
+    user_id, reply_id = str(uuid.uuid4()), str(uuid.uuid4())
     turn = Turn(
         config=config,
         checkpointer=saver,
         thread_id=thread,
-        user_message_id=str(uuid.uuid4()),
+        user_message_id=user_id,
         user_text=text,
-        reply_id=str(uuid.uuid4()),
+        reply_id=reply_id,
         retriever=retriever,
         has_documents=True,
+        recall_messages=transcript.recall if transcript is not None else None,
+        memory=memory,
     )
     events = [event async for event in turn.events()]
+    if transcript is not None:
+        transcript.messages.append({"id": user_id, "role": "user", "content": text})
+        transcript.messages.append(
+            {"id": reply_id, "role": "assistant", "content": events[-1]["content"]}
+        )
     return events[-1]
 
 
@@ -258,18 +338,26 @@ def user_message(turn: int) -> str:
     return f"{fact} {filler}".strip()
 
 
-async def long_conversation(server: FakeOpenAI, config: AgentConfig) -> dict[str, Any]:
+async def long_conversation(
+    server: FakeOpenAI, config: AgentConfig, *, with_recall: bool = False
+) -> dict[str, Any]:
     """Run the 60-turn conversation once and measure what each request carried."""
     saver, thread = InMemorySaver(), str(uuid.uuid4())
+    transcript = Transcript() if with_recall else None
     per_turn: list[int] = []
+    calls_per_turn: list[int] = []
+    recalled_turns: list[int] = []
     summarizer_calls = summarizer_tokens = 0
     verbatim = True
     last_main: dict[str, Any] = {}
     for turn in range(1, 61):
         before = len(server.requests)
         text = user_message(turn)
-        await run(config, saver, thread, text)
+        finished = await run(config, saver, thread, text, transcript=transcript)
+        if finished["context"].get("recalled_message_ids"):
+            recalled_turns.append(turn)
         bodies = server.requests[before:]
+        calls_per_turn.append(len(bodies))
         mains = [b for b in bodies if kind_of(b) == "main"]
         summaries = [b for b in bodies if kind_of(b) == "summarizer"]
         per_turn.append(sum(request_tokens(b) for b in mains))
@@ -293,6 +381,10 @@ async def long_conversation(server: FakeOpenAI, config: AgentConfig) -> dict[str
             round(statistics.mean(steady[-10:])),
         ],
         "current_message_verbatim": verbatim,
+        "llm_calls": sum(calls_per_turn),
+        "llm_calls_per_turn": calls_per_turn,
+        "turns_with_recall": recalled_turns,
+        "turn10_60_max": max(steady),
     }
 
 
@@ -304,12 +396,34 @@ async def memory_comparison(server: FakeOpenAI, base: AgentConfig) -> dict[str, 
         "ours": base,
     }
     results = {name: await long_conversation(server, cfg) for name, cfg in memories.items()}
+    results["ours_with_recall"] = await long_conversation(server, base, with_recall=True)
     full = results["full_history"]["main_input_total"]
     for figures in results.values():
         figures["main_input_vs_full"] = round(figures["main_input_total"] / full, 3)
         with_summaries = figures["main_input_total"] + figures["summarizer_input_total"]
         figures["with_summarizer_vs_full"] = round(with_summaries / full, 3)
     return results
+
+
+async def across_conversations(server: FakeOpenAI, config: AgentConfig) -> dict[str, Any]:
+    """Tell five facts in conversation A; ask them in a new conversation B. Another user
+    told the same words with other values, in their own conversation."""
+    store, saver = InMemoryStore(), InMemorySaver()
+    ann, ben = BenchMemory(store, 1), BenchMemory(store, 2)
+    thread_a, thread_ben = str(uuid.uuid4()), str(uuid.uuid4())
+    for (fact, _), (other, _) in zip(FACTS.values(), OTHER_FACTS, strict=True):
+        await run(config, saver, thread_a, fact, memory=ann)
+        await run(config, saver, thread_ben, other, memory=ben)
+    before = len(server.requests)
+    await run(config, saver, str(uuid.uuid4()), user_message(60), memory=ann)
+    bodies = [b for b in server.requests[before:] if kind_of(b) == "main"]
+    carried = " ".join(t for b in bodies for t in message_texts(b))
+    return {
+        "saved": {"ann": len(await ann._all()), "ben": len(await ben._all())},
+        "facts_in_b": [key for _, key in FACTS.values() if key in carried],
+        "other_users_facts_in_b": [key for _, key in OTHER_FACTS if key in carried],
+        "llm_calls_in_b": len(server.requests) - before,
+    }
 
 
 async def main() -> dict[str, Any]:
@@ -327,7 +441,11 @@ async def main() -> dict[str, Any]:
                 output["scenarios"] = await scenario_calls(server, config)
                 output["scenarios"]["rag_no_function_calling"] = await no_function_calling(config)
             output[label] = await memory_comparison(server, config)
+            if keep_last is None:
+                output["across_conversations"] = await across_conversations(server, config)
     ours = output["fact_keeping"]["ours"]
+    lossy = output["lossy_newest3"]["ours_with_recall"]
+    across = output["across_conversations"]
     output["targets"] = {
         "main_input_le_20pct_of_full": ours["main_input_vs_full"] <= 0.20,
         "with_summarizer_le_25pct": ours["with_summarizer_vs_full"] <= 0.25,
@@ -335,6 +453,15 @@ async def main() -> dict[str, Any]:
         "summarizer_calls_le_0.4_per_turn": ours["summarizer_calls_per_turn"] <= 0.4,
         "flat_from_turn10": ours["turn10_60_max_over_mean"] <= 1.5,
         "current_message_verbatim": ours["current_message_verbatim"],
+        "lossy_with_recall_all_five_at_turn60": len(lossy["facts_in_turn60"]) == 5,
+        "lossy_with_recall_main_input_le_20pct": lossy["main_input_vs_full"] <= 0.20,
+        "lossy_with_recall_with_summarizer_le_25pct": lossy["with_summarizer_vs_full"] <= 0.25,
+        "lossy_with_recall_turn10_60_mean_le_1200": lossy["turn10_60_mean"] <= 1200,
+        "recall_adds_no_llm_call": (
+            lossy["llm_calls_per_turn"] == output["lossy_newest3"]["ours"]["llm_calls_per_turn"]
+        ),
+        "across_all_five_in_b": len(across["facts_in_b"]) == 5,
+        "across_none_of_other_user": across["other_users_facts_in_b"] == [],
         "no_function_calling_routes_to_retrieval_without_router": (
             output["scenarios"]["rag_no_function_calling"]["later_turn"]
             == {

@@ -13,7 +13,7 @@ from typing import Any
 from django.db.models import Q
 
 from core.db_async import db_async
-from memories.ranking import missing_concepts, rank
+from memories.ranking import missing_concepts, select_recalled
 
 from .models import Message
 from .tree import Tree
@@ -42,20 +42,14 @@ def recall_branch_messages(
     holds_any = Q()
     for form in {form for concept in items for form in concept.word_forms}:
         holds_any |= Q(content__icontains=form)
-    rows = list(
+    rows = (
         Message.objects.filter(pk__in=branch, role__in=(Message.Role.USER, Message.Role.ASSISTANT))
         .filter(holds_any)
         .order_by("-sequence_number")
         .values("id", "role", "content")[:MAX_CANDIDATES]
     )
-    by_id = {str(row["id"]): row for row in rows}
-    ranked = rank(
-        items, [(key, row["content"]) for key, row in by_id.items()], population=len(branch)
-    )
-    return [
-        {"id": r.key, "role": by_id[r.key]["role"], "content": by_id[r.key]["content"]}
-        for r in ranked[:MAX_RECALLED]
-    ]
+    candidates = [{"id": str(r["id"]), "role": r["role"], "content": r["content"]} for r in rows]
+    return select_recalled(query, present, candidates, population=len(branch), limit=MAX_RECALLED)
 
 
 arecall_branch_messages = db_async(recall_branch_messages, close_serial=False)

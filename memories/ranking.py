@@ -50,3 +50,34 @@ def rank(
         ranked.append(Ranked(key, round(score, 4)))
     ranked.sort(key=lambda r: -r.score)
     return ranked
+
+
+def select_recalled(
+    query: str,
+    present: str,
+    candidates: Sequence[dict[str, str]],
+    *,
+    population: int | None = None,
+    limit: int = 4,
+) -> list[dict[str, str]]:
+    """Return the `candidates` ({id, role, content}, newest first) that hold words of
+    `query` missing from `present`, best first, at most `limit`."""
+    items = missing_concepts(query, present)
+    if not items:
+        return []
+    by_id = {c["id"]: c for c in candidates}
+    texts = [(c["id"], c["content"]) for c in candidates]
+    return [by_id[r.key] for r in rank(items, texts, population=population)[:limit]]
+
+
+def choose_memories(query: str, memories: Sequence[dict], k: int) -> list[dict]:
+    """Return at most `k` of `memories` ({id, text, …}, newest first) for a turn: those
+    holding words of `query`, best first, then the newest (a few always at hand)."""
+    if k <= 0:
+        return []
+    by_id = {m["id"]: m for m in memories}
+    ranked = rank(query_concepts(query), [(m["id"], m["text"]) for m in memories])
+    chosen = [by_id[r.key] for r in ranked[:k]]
+    picked = {m["id"] for m in chosen}
+    chosen += [m for m in memories if m["id"] not in picked][: k - len(chosen)]
+    return chosen

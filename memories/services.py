@@ -14,7 +14,7 @@ from core.db_async import db_async
 from core.errors import Conflict, Invalid, NotFound
 from core.schemas import storable_text
 
-from .ranking import query_concepts, rank
+from .ranking import choose_memories, query_concepts, rank
 from .store import get_store
 
 NAMESPACE = "memories"
@@ -155,19 +155,8 @@ def delete_memory(*, user_id: Any, memory_id: Any) -> None:
 
 def recall_memories(*, user_id: Any, query: str, k: int) -> list[Memory]:
     """Return at most `k` memories for a turn: those holding the words of `query` first
-    (best first), then the newest, as ChatGPT-style memory keeps a few always at hand."""
-    if k <= 0:
-        return []
-    memories = list_memories(user_id=user_id)
-    by_id = {m["id"]: m for m in memories}
-    ranked = rank(query_concepts(query), [(m["id"], m["text"]) for m in memories])
-    chosen = [by_id[r.key] for r in ranked[:k]]
-    for memory in memories:
-        if len(chosen) >= k:
-            break
-        if memory not in chosen:
-            chosen.append(memory)
-    return chosen
+    (best first), then the newest."""
+    return choose_memories(query, list_memories(user_id=user_id), k)  # type: ignore[return-value]
 
 
 def forget_memories(*, user_id: Any, query: str) -> list[Memory]:
