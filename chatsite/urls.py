@@ -9,6 +9,7 @@ from django.views.i18n import JavaScriptCatalog, set_language
 from accounts import views as account_views
 from chatsite import api as site_api
 from conversations import views as conversation_views
+from memories import views as memory_views
 
 urlpatterns = [
     path("", conversation_views.home, name="home"),
@@ -44,6 +45,7 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/signup/", account_views.signup, name="signup"),
     path("settings/", account_views.preferences, name="preferences"),
+    path("settings/memory/", memory_views.memories, name="memories"),
     path("settings/tokens/", account_views.tokens, name="tokens"),
     path("settings/tokens/<int:token_id>/revoke/", account_views.revoke_token, name="token_revoke"),
     # The language switcher works before logging in too.

@@ -230,3 +230,12 @@ def search_messages_for_agent(
         }
         for m in rows
     ]
+
+
+def existing_conversation_titles(*, user: Any, ids: list[Any]) -> dict[str, str]:
+    """Return {id: title} of those of `ids` that are still the user's conversations."""
+    wanted = {pk for pk in (parse_uuid(i) for i in ids if i) if pk is not None}
+    if not wanted:
+        return {}
+    rows = owned_by(user).filter(pk__in=wanted).values_list("pk", "title")
+    return {str(pk): title or "" for pk, title in rows}

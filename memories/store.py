@@ -10,7 +10,7 @@ opened per event loop. Its tables are made by this app's migration (the store's 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 from django.db import connection, transaction
@@ -21,11 +21,15 @@ from psycopg.rows import dict_row
 
 
 class DjangoPostgresStore(PostgresStore):
-    """A PostgresStore whose every batch is one Django transaction (no pipeline mode)."""
+    """A PostgresStore whose every batch is one Django transaction (no pipeline mode, and
+    text results: Django's cursors are client-side, which cannot return binary)."""
+
+    atomic = True  # setup() runs CREATE INDEX CONCURRENTLY, which refuses a transaction
 
     @contextmanager
     def _cursor(self, *, pipeline: bool = False) -> Iterator[Any]:
-        with transaction.atomic(), self.conn.cursor(binary=True, row_factory=dict_row) as cur:
+        scope = transaction.atomic() if self.atomic else nullcontext()
+        with scope, self.conn.cursor(row_factory=dict_row) as cur:
             yield cur
 
 
@@ -62,6 +66,8 @@ def setup_store() -> None:
     connection.ensure_connection()
     raw = connection.connection
     if connection.vendor == "postgresql":
-        PostgresStore(raw).setup()
+        store = DjangoPostgresStore(raw)
+        store.atomic = False
+        store.setup()
     else:
         SqliteStore(raw).setup()
