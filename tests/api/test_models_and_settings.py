@@ -113,7 +113,11 @@ def test_a_huge_temperature_in_json_is_refused(api, two_models):
 
 
 def test_settings_round_trip_and_stay_the_users_own(api, bob_api, two_models):
-    assert api.get("/me/settings").json() == {"default_model": "", "custom_instructions": ""}
+    assert api.get("/me/settings").json() == {
+        "default_model": "",
+        "custom_instructions": "",
+        "memory_enabled": True,
+    }
     changed = api.patch(
         "/me/settings", {"default_model": "fake-c", "custom_instructions": "I am a nurse."}
     )
@@ -121,8 +125,13 @@ def test_settings_round_trip_and_stay_the_users_own(api, bob_api, two_models):
     assert api.get("/me/settings").json() == {
         "default_model": "fake-c",
         "custom_instructions": "I am a nurse.",
+        "memory_enabled": True,
     }
-    assert bob_api.get("/me/settings").json() == {"default_model": "", "custom_instructions": ""}
+    assert bob_api.get("/me/settings").json() == {
+        "default_model": "",
+        "custom_instructions": "",
+        "memory_enabled": True,
+    }
 
 
 @pytest.mark.parametrize(
