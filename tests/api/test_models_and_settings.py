@@ -150,6 +150,7 @@ def test_bad_settings_are_refused_and_change_nothing(api, two_models, change):
     assert api.get("/me/settings").json() == {
         "default_model": "fake-b",
         "custom_instructions": "Hi.",
+        "memory_enabled": True,
     }
 
 
