@@ -14,6 +14,7 @@ from django.http import HttpRequest
 from django.utils import timezone
 from ninja.security import HttpBearer
 
+from core import rls
 from core.errors import Invalid, NotFound
 from core.redact import TOKEN_PREFIX
 
@@ -93,18 +94,21 @@ def authenticate_token(header: str | bytes | None) -> ApiToken | None:
     if not secret or not secret.startswith(TOKEN_PREFIX):
         return None
     prefix = secret[len(TOKEN_PREFIX) :].split("_", 1)[0]
-    token = (
-        ApiToken.objects.select_related("owner")
-        .filter(prefix=prefix, revoked_at__isnull=True)
-        .first()
-    )
-    if token is None or not secrets.compare_digest(token.token_hash, hash_secret(secret)):
-        return None
-    if not token.owner.is_active:
-        return None
-    now = timezone.now()
-    if token.last_used_at is None or now - token.last_used_at > LAST_USED_RESOLUTION:
-        ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
+    digest = hash_secret(secret)
+    # Before this there is no user: the database shows the one token with this hash.
+    with rls.bearer(digest):
+        token = (
+            ApiToken.objects.select_related("owner")
+            .filter(prefix=prefix, revoked_at__isnull=True)
+            .first()
+        )
+        if token is None or not secrets.compare_digest(token.token_hash, digest):
+            return None
+        if not token.owner.is_active:
+            return None
+        now = timezone.now()
+        if token.last_used_at is None or now - token.last_used_at > LAST_USED_RESOLUTION:
+            ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
     return token
 
 
@@ -129,4 +133,7 @@ class BearerAuth(HttpBearer):
         return self.authenticate(request, secret) if secret else None
 
     def authenticate(self, request: HttpRequest, token: str) -> Any | None:
+        if hasattr(request, "api_token"):  # the RLS middleware looked it up already
+            found = request.api_token
+            return found.owner if found is not None else None
         return authenticate_bearer(f"Bearer {token}")

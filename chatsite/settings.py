@@ -46,6 +46,7 @@ INSTALLED_APPS = [
     "channels",
     "ninja",  # serves Swagger UI's files from our static files, not a CDN (/api/v1/docs)
     "csp",
+    "core",  # the RLS migration, and `migrate`/`flush` as the tables' owner
     "accounts",
     "conversations",
     "knowledge",
@@ -60,6 +61,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Whose rows the database shows this request (core/rls.py): after authentication.
+    "core.middleware.RowLevelSecurityMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
@@ -112,6 +115,9 @@ if _db["ENGINE"] == "django.db.backends.postgresql":
     _db["OPTIONS"] = {"pool": {"min_size": 1, "max_size": int(os.environ.get("DB_POOL_SIZE", 20))}}
     # The test database must be UTF-8 so pg_trgm sees Korean trigrams.
     _db["TEST"] = {"TEMPLATE": "template0", "CHARSET": "UTF8"}
+    # Django's backend, connected as the role `chat_app` with row-level security applied
+    # to every transaction (core/rls.py; SPEC "Row-level security").
+    _db["ENGINE"] = "core.db.postgresql"
 else:
     _db["OPTIONS"] = {"timeout": 20, "transaction_mode": "IMMEDIATE"}
     _db["TEST"] = {"NAME": str(VAR_DIR / "test_db.sqlite3")}

@@ -21,6 +21,7 @@ from django.core.files.base import ContentFile
 from django.db import transaction
 from django.utils import timezone
 
+from core import rls
 from core.errors import Invalid, NotFound, TooLarge
 from core.ids import parse_uuid
 from knowledge.models import Document
@@ -168,6 +169,7 @@ def image_data_url(attachment: Attachment) -> str:
     return "data:image/jpeg;base64," + base64.b64encode(out.getvalue()).decode()
 
 
+@rls.maintenance()  # every user's unsent files
 def purge_unsent(*, now: Any = None) -> int:
     """Delete attachments never sent with a message and older than a day (files follow)."""
     cutoff = (now or timezone.now()) - UNSENT_KEPT

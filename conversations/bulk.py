@@ -9,6 +9,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from core import rls
 from core.errors import Invalid, NotFound
 from core.ids import parse_uuid
 
@@ -62,6 +63,7 @@ def delete_conversations(*, user: Any, ids: list[Any]) -> int:
     return len(rows)
 
 
+@rls.maintenance()  # retention runs over every user's conversations
 def purge_archived_conversations(
     *, days: int | None = None, now: Any = None, dry_run: bool = False
 ) -> int:

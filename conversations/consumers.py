@@ -13,7 +13,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from pydantic import ValidationError
 
 from accounts.tokens import live_token_ids
-from core import schemas
+from core import rls, schemas
 from core.db_async import db_async
 from core.errors import NotFound, RateLimited, SensitiveInfo, ServiceError
 from core.groups import user_group
@@ -73,7 +73,15 @@ def _describe(exc: ValueError) -> str:
     return f"The frame is not valid JSON ({exc})"[:200]
 
 
-class ConversationConsumer(AsyncWebsocketConsumer):
+class ScopedConsumer(AsyncWebsocketConsumer):
+    """A socket whose every event runs in its user's RLS scope (core/rls.py)."""
+
+    async def dispatch(self, message: Any) -> None:
+        with rls.using(rls.scope_for_user(self.scope.get("user"))):
+            await super().dispatch(message)
+
+
+class ConversationConsumer(ScopedConsumer):
     """One client's socket on one conversation."""
 
     # No channel of its own: the process's hub delivers its frames. (Channels would
@@ -253,7 +261,7 @@ class ConversationConsumer(AsyncWebsocketConsumer):
         await self.close(code=code)
 
 
-class UserConsumer(AsyncWebsocketConsumer):
+class UserConsumer(ScopedConsumer):
     """One tab's feed of its user's conversation list: `conversation.updated`/`deleted`."""
 
     group: str | None = None

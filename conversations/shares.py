@@ -8,6 +8,7 @@ from typing import Any
 
 from django.db import transaction
 
+from core import rls
 from core.errors import Conflict, NotFound
 from core.ids import parse_uuid
 
@@ -61,11 +62,15 @@ def revoke_share(*, user: Any, share_id: Any) -> None:
 def shared_snapshot(token: str) -> tuple[Share, list[Message]]:
     """Return a live share link and the messages of its snapshot still there, in order;
     NotFound for a revoked or unknown token."""
-    share = Share.objects.filter(token=token).first() if TOKEN.fullmatch(token) else None
-    if share is None:
+    if not TOKEN.fullmatch(token):
         raise NotFound("This link does not exist or was revoked.")
-    ids = share.message_ids[:PAGE_MAX_MESSAGES]
-    rows = Message.objects.filter(conversation_id=share.conversation_id, pk__in=ids).only(
-        "id", "role", "content", "created_at", "sequence_number"
-    )
-    return share, sorted(rows, key=lambda m: m.sequence_number)
+    # Whoever opens the link reads, as the share role, this link and its snapshot only.
+    with rls.share_reader(token):
+        share = Share.objects.filter(token=token).first()
+        if share is None:
+            raise NotFound("This link does not exist or was revoked.")
+        ids = share.message_ids[:PAGE_MAX_MESSAGES]
+        rows = Message.objects.filter(conversation_id=share.conversation_id, pk__in=ids).only(
+            "id", "role", "content", "created_at", "sequence_number"
+        )
+        return share, sorted(rows, key=lambda m: m.sequence_number)

@@ -19,6 +19,8 @@ from langgraph.store.postgres import PostgresStore
 from langgraph.store.sqlite import SqliteStore
 from psycopg.rows import dict_row
 
+from core import rls
+
 
 class DjangoPostgresStore(PostgresStore):
     """A PostgresStore whose every batch is one Django transaction (no pipeline mode, and
@@ -30,6 +32,9 @@ class DjangoPostgresStore(PostgresStore):
     def _cursor(self, *, pipeline: bool = False) -> Iterator[Any]:
         scope = transaction.atomic() if self.atomic else nullcontext()
         with scope, self.conn.cursor(row_factory=dict_row) as cur:
+            if self.atomic and not connection.rls_owner:
+                # psycopg's cursor, not Django's: start the transaction in the RLS scope here.
+                rls.ensure_applied(connection)
             yield cur
 
 

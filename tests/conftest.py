@@ -21,6 +21,15 @@ def pytest_report_header(config) -> list[str]:
     ]
 
 
+def pytest_configure(config) -> None:
+    # A test's own fixtures and checks (`Conversation.objects.create(...)`) run as the
+    # maintenance role; the code under test chooses its own scope (a request's user, a
+    # socket's, a run's), as in production. Servers the tests start keep the default: none.
+    from core import rls
+
+    rls.default_scope = rls.MAINTENANCE
+
+
 def pytest_collection_modifyitems(config, items) -> None:
     """Run browser tests last: sync Playwright keeps an event loop running in the main
     thread for the rest of the session, where async tests can no longer start their own."""

@@ -26,6 +26,7 @@ from typing import Any, Protocol
 
 from channels.layers import InMemoryChannelLayer, get_channel_layer
 
+from core import rls
 from core.groups import conversation_group, conversation_of
 
 from . import progress
@@ -173,7 +174,9 @@ class Hub(Continuity):
         item = _Item(frame, append, local_only, clear, on_sent)
         self._queues.setdefault(key, deque()).append(item)
         if key not in self._pumps:
-            self._pumps[key] = self.loop.create_task(self._pump(key))
+            self._pumps[key] = self.loop.create_task(
+                self._pump(key), context=rls.unscoped_context()
+            )
 
     def post_group(self, group: str, frame: Any) -> None:
         """Send a frame to a channel-layer group (a user's list pages), in posting order."""
@@ -236,7 +239,9 @@ class Hub(Continuity):
         if on_sent is not None:
             self._outbox_sent.setdefault(group, []).append(on_sent)
         if self._publisher is None or self._publisher.done():
-            self._publisher = self.loop.create_task(self._publish_outbox())
+            self._publisher = self.loop.create_task(
+                self._publish_outbox(), context=rls.unscoped_context()
+            )
 
     async def _publish_outbox(self) -> None:
         # The layer sends one message at a time under a process-wide lock (one Redis
@@ -282,7 +287,9 @@ class Hub(Continuity):
         try:
             if self._channel is None:
                 self._channel = await self.layer.new_channel()
-                self._receiver = self.loop.create_task(self._receive(self._channel))
+                self._receiver = self.loop.create_task(
+                    self._receive(self._channel), context=rls.unscoped_context()
+                )
             await self.layer.group_add(conversation_group(key), self._channel)
         except Exception:
             # Redis is down: local sockets still work; the watchdog subscribes again and

@@ -23,7 +23,7 @@ from django.conf import settings
 from agent.events import AgentEvent, FinishedEvent
 from agent.runner import Turn
 from conversations.attachments import clean_ids as clean_attachment_ids
-from core import sensitive
+from core import rls, sensitive
 from core.db_async import db_async
 from core.errors import Invalid, NotFound, SensitiveInfo, TooLarge
 from core.llm_catalog import acheck_model
@@ -311,7 +311,12 @@ class ReplyRunner:
             self.task.cancel()
 
     async def _run(self) -> None:
-        """Stream one agent turn and store the reply however it ends."""
+        """Stream one agent turn and store the reply however it ends, as its user: what
+        the run and its follow-ups read and write is the conversation owner's only."""
+        with rls.as_user(self.conversation.created_by_id):
+            await self._stream()
+
+    async def _stream(self) -> None:
         self.started = True
         finished: FinishedEvent | None = None
         reason: str = Message.FinishReason.ERROR

@@ -21,6 +21,7 @@ from typing import Any
 from django.conf import settings
 
 from accounts.tokens import live_token_ids
+from core import rls
 from core.db_async import db_async
 
 from .. import events
@@ -55,6 +56,12 @@ def ensure_watchdog(hub: Hub) -> None:
 
 
 async def _watch(hub: Hub) -> None:
+    # Process-wide work over every user's runs and sockets: the maintenance role (core/rls.py).
+    with rls.maintenance():
+        await _watch_forever(hub)
+
+
+async def _watch_forever(hub: Hub) -> None:
     while True:
         await asyncio.sleep(settings.CHAT_RUN_HEARTBEAT_SECONDS)
         for check in (beat_runs, recover_stale_runs, close_revoked_sockets, repair_subscription):

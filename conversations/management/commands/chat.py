@@ -13,6 +13,7 @@ from django.core.management.base import BaseCommand, CommandError
 from conversations import agent_service, selectors, services
 from conversations.realtime.hub import aclose_hub, get_hub
 from conversations.replies import start_reply
+from core import rls
 from core.errors import ServiceError
 
 from .demo import DEMO_USERNAME
@@ -33,6 +34,10 @@ class Command(BaseCommand):
             owner = get_user_model().objects.get(username=user)
         except get_user_model().DoesNotExist:
             raise CommandError(f"No user named {user!r} (run `manage.py demo`).") from None
+        with rls.as_user(owner.pk):  # the terminal acts as that user, and sees only theirs
+            self._start(owner, conversation_id, opts)
+
+    def _start(self, owner, conversation_id: str | None, opts: dict) -> None:
         try:
             if conversation_id:
                 conversation = selectors.get_conversation_for_user(

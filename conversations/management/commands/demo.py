@@ -13,6 +13,7 @@ from conversations import services
 from conversations.exports import EXPORT_FORMAT, EXPORT_VERSION
 from conversations.imports import import_conversation
 from conversations.models import Project
+from core import rls
 
 DEMO_USERNAME = "demo"
 DEMO_PASSWORD_DEFAULT = "demo-chat-2026"
@@ -74,7 +75,8 @@ class Command(BaseCommand):
             user.set_password(password)
             user.save()
             if created:
-                self._create_conversations(user)
+                with rls.as_user(user.pk):
+                    self._create_conversations(user)
         self.stdout.write(
             self.style.SUCCESS(
                 f"Demo login: username '{DEMO_USERNAME}', password '{password}' at "

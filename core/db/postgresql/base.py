@@ -1,0 +1,55 @@
+"""PostgreSQL, connected as the app's role, with every transaction in the current RLS scope.
+
+Django's own backend plus three things (core/rls.py explains the scopes):
+- each connection runs as `chat_app` (`SET ROLE`, kept for the connection's life: it is the
+  same for every user), except in `rls.owner_mode()` (migrations, flush, the test database),
+  which runs as the login, the tables' owner. A pooled connection is switched when it is
+  checked out in the other mode.
+- every statement goes through `rls.execute_in_scope`, which starts its transaction with
+  the scope's transaction-local settings.
+- creating and destroying the test database happen in owner mode.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.backends.postgresql import base, creation
+
+from core import rls
+
+
+class DatabaseCreation(creation.DatabaseCreation):
+    def create_test_db(self, *args: Any, **kwargs: Any) -> str:
+        with rls.owner_mode():
+            return super().create_test_db(*args, **kwargs)
+
+    def destroy_test_db(self, *args: Any, **kwargs: Any) -> None:
+        with rls.owner_mode():
+            super().destroy_test_db(*args, **kwargs)
+
+
+class DatabaseWrapper(base.DatabaseWrapper):
+    creation_class = DatabaseCreation
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.rls_owner = False  # this connection runs as the login (owner mode)
+        self.rls_applied: rls.Scope | None = None  # the scope of the open transaction
+        self.execute_wrappers.append(rls.execute_in_scope)
+
+    def _configure_role(self, connection: Any) -> bool:
+        return False  # not once per physical connection: per checkout, below
+
+    def init_connection_state(self) -> None:
+        super().init_connection_state()
+        raw = self.connection
+        want = "" if rls.in_owner_mode() else rls.APP_ROLE
+        if getattr(raw, "chat_role", None) != want:
+            with raw.cursor() as cursor:
+                cursor.execute(f"SET ROLE {want}" if want else "RESET ROLE")
+            if not raw.autocommit:
+                raw.commit()
+            raw.chat_role = want
+        self.rls_owner = not want
+        self.rls_applied = None

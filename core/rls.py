@@ -1,0 +1,229 @@
+"""Row-level security: whose rows the database shows this piece of work (SPEC "Row-level security").
+
+PostgreSQL's policies (core/rls_policies.py) show a query only the rows of the user named by
+the transaction-local setting `app.user_id`, for the role `chat_app` the app runs as. This
+module owns that setting: the *scope* of the running code lives in a context variable, and
+every transaction on a Django connection starts by applying it, with `set_config(...,
+true)`, which ends with the transaction. Nothing is ever set for the session, so a pooled
+connection carries nothing from one user's work to the next; a query outside Django's
+`atomic` (autocommit) is run inside a transaction of its own that starts the same way.
+
+Scopes (one function per decision: `scope_for_request` for HTTP, `as_user` elsewhere):
+- `as_user(id)`: that user's rows only. HTTP requests, websocket frames, reply runs.
+- nobody (the default): no user's rows at all.
+- `bearer(hash)`: the one API token whose secret the caller presented (authentication).
+- `share_reader(token)`: the messages of one share link's snapshot (the public page),
+  as the read-only role `chat_share`.
+- `maintenance()`: every row, as the role `chat_maintenance`: staff in /admin/, retention
+  purges, the reply watchdog; migrations run as the owner login (`owner_mode`).
+
+SQLite has no RLS: scopes are kept but nothing is applied; the app's own checks (every
+query filters by owner) are the wall there, and the first of two on PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import functools
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import connections
+
+APP_ROLE = "chat_app"
+MAINTENANCE_ROLE = "chat_maintenance"
+SHARE_ROLE = "chat_share"
+
+
+@dataclass(frozen=True)
+class Scope:
+    role: str = APP_ROLE
+    user_id: str = ""
+    token_hash: str = ""
+    share_token: str = ""
+
+    def settings(self) -> tuple[str, str, str, str]:
+        return (self.role, self.user_id, self.token_hash, self.share_token)
+
+
+NOBODY = Scope()
+MAINTENANCE = Scope(role=MAINTENANCE_ROLE)
+
+# Where nothing chose a scope. Tests set it to MAINTENANCE for their own fixtures (the code
+# under test chooses its own scopes, as in production).
+default_scope = NOBODY
+_scope: contextvars.ContextVar[Scope | None] = contextvars.ContextVar("rls_scope", default=None)
+
+
+def current() -> Scope:
+    return _scope.get() or default_scope
+
+
+@contextlib.contextmanager
+def using(scope: Scope) -> Iterator[Scope]:
+    token = _scope.set(scope)
+    try:
+        yield scope
+    finally:
+        _scope.reset(token)
+
+
+def unscoped_context() -> contextvars.Context:
+    """A copy of the current context without its scope: for a process-wide task that a
+    user's request happened to start (it must not act as that user)."""
+    context = contextvars.copy_context()
+    context.run(_scope.set, None)
+    return context
+
+
+def user_scope(user_id: Any) -> Scope:
+    """The scope of one user's own rows; nobody's for None/anonymous."""
+    return Scope(user_id=str(int(user_id))) if user_id is not None else NOBODY
+
+
+def as_user(user_id: Any) -> contextlib.AbstractContextManager[Scope]:
+    """Run the block with `user_id`'s rows visible (and only theirs)."""
+    return using(user_scope(user_id))
+
+
+def maintenance() -> contextlib.AbstractContextManager[Scope]:
+    """Run the block as the maintenance role: every user's rows. Staff and system work only."""
+    return using(MAINTENANCE)
+
+
+def bearer(token_hash: str) -> contextlib.AbstractContextManager[Scope]:
+    """Run the block seeing the one API token with this hash (nothing else of anyone's)."""
+    return using(Scope(token_hash=token_hash))
+
+
+def share_reader(token: str) -> contextlib.AbstractContextManager[Scope]:
+    """Run the block as the share role: the share link `token` and its snapshot's messages."""
+    return using(Scope(role=SHARE_ROLE, share_token=token))
+
+
+def scope_for_user(user: Any, *, staff_area: bool = False) -> Scope:
+    """The scope of a request or socket by `user` (staff in their own area see everything)."""
+    if user is None or not getattr(user, "is_authenticated", False):
+        return NOBODY
+    if staff_area and user.is_active and user.is_staff:
+        return MAINTENANCE
+    return user_scope(user.pk)
+
+
+def bound(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap `func` so that it runs in the scope current now, wherever it is called later."""
+    scope = current()
+
+    @functools.wraps(func)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        with using(scope):
+            return func(*args, **kwargs)
+
+    return call
+
+
+def bind_iterator(iterator: Any) -> Any:
+    """Iterate `iterator` (sync or async) in the scope current now: a streaming response's
+    body runs after the view, and its middleware, have returned."""
+    scope = current()
+    if hasattr(iterator, "__aiter__"):
+
+        async def agen() -> AsyncIterator[Any]:
+            it = aiter(iterator)
+            while True:
+                with using(scope):
+                    try:
+                        item = await anext(it)
+                    except StopAsyncIteration:
+                        return
+                yield item
+
+        return agen()
+
+    def gen() -> Iterator[Any]:
+        it = iter(iterator)
+        while True:
+            with using(scope):
+                try:
+                    item = next(it)
+                except StopIteration:
+                    return
+            yield item
+
+    return gen()
+
+
+# --- applying the scope to a transaction ------------------------------------------------
+_APPLY_SQL = (
+    "SELECT set_config('role', %s, true), set_config('app.user_id', %s, true),"
+    " set_config('app.token_hash', %s, true), set_config('app.share_token', %s, true)"
+)
+
+
+def _apply(wrapper: Any, scope: Scope) -> None:
+    with wrapper.connection.cursor() as cursor:  # psycopg's own: not through the wrappers
+        cursor.execute(_APPLY_SQL, scope.settings())
+    wrapper.rls_applied = scope
+
+
+def ensure_applied(wrapper: Any) -> bool:
+    """Apply the current scope to the transaction open (or about to open) on `wrapper`.
+
+    Returns False when the statement about to run would be a transaction of its own
+    (autocommit): the caller must then open one (see `execute_in_scope`).
+    """
+    from psycopg.pq import TransactionStatus
+
+    raw = wrapper.connection
+    status = raw.info.transaction_status
+    scope = current()
+    if status == TransactionStatus.IDLE:
+        if wrapper.get_autocommit():
+            return False
+        _apply(wrapper, scope)  # psycopg opens the transaction with this statement
+    elif status == TransactionStatus.INTRANS and wrapper.rls_applied != scope:
+        _apply(wrapper, scope)
+    return True
+
+
+def execute_in_scope(execute: Any, sql: Any, params: Any, many: bool, context: dict) -> Any:
+    """Django execute wrapper (installed on every PostgreSQL connection): each statement
+    runs in a transaction that starts with the current scope."""
+    wrapper = context["connection"]
+    if wrapper.rls_owner:
+        return execute(sql, params, many, context)
+    if ensure_applied(wrapper):
+        result = execute(sql, params, many, context)
+        if isinstance(sql, str) and sql.startswith("ROLLBACK TO SAVEPOINT"):
+            wrapper.rls_applied = None  # the rollback may have undone a later set_config
+        return result
+    with wrapper.connection.transaction():
+        _apply(wrapper, current())
+        try:
+            return execute(sql, params, many, context)
+        finally:
+            wrapper.rls_applied = None
+
+
+# --- the owner's login, for migrations ---------------------------------------------------
+_owner_mode = 0
+
+
+def in_owner_mode() -> bool:
+    return _owner_mode > 0
+
+
+@contextlib.contextmanager
+def owner_mode() -> Iterator[None]:
+    """Connect as the login itself (the tables' owner), not the app role: migrations,
+    flush, creating the test database. Connections open before are closed first."""
+    global _owner_mode
+    connections.close_all()
+    _owner_mode += 1
+    try:
+        yield
+    finally:
+        connections.close_all()
+        _owner_mode -= 1
