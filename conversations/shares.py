@@ -70,7 +70,9 @@ def shared_snapshot(token: str) -> tuple[Share, list[Message]]:
         if share is None:
             raise NotFound("This link does not exist or was revoked.")
         ids = share.message_ids[:PAGE_MAX_MESSAGES]
-        rows = Message.objects.filter(conversation_id=share.conversation_id, pk__in=ids).only(
-            "id", "role", "content", "created_at", "sequence_number"
+        rows = (
+            Message.objects.filter(conversation_id=share.conversation_id, pk__in=ids)
+            .only("id", "role", "content", "created_at", "sequence_number")
+            .order_by("sequence_number")  # not the default's join to the conversation
         )
-        return share, sorted(rows, key=lambda m: m.sequence_number)
+        return share, list(rows)

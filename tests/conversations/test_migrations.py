@@ -13,6 +13,15 @@ from django.utils import timezone
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
+
+@pytest.fixture(autouse=True)
+def as_tables_owner():
+    """Migrations run as the tables' owner (`manage.py migrate` does the same)."""
+    from core import rls
+
+    with rls.owner_mode():
+        yield
+
 BEFORE = [("conversations", "0002_search")]
 AFTER = [("conversations", "0003_reply_runs")]
 
