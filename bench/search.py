@@ -3,6 +3,10 @@
 Creates its own database (chatsite_bench), fills it with USERS x CONVERSATIONS x MESSAGES
 rows (mixed Korean and English) bulk-loaded with COPY, measures, then drops it.
 
+List and search are measured with row-level security on (the app's role, the user's
+scope: how the app runs) and off (the tables' owner, which RLS does not apply to), the
+two interleaved sample by sample in one run; `rls_p95_ratio` is on / off.
+
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/chatsite uv run python bench/search.py
     BENCH_USERS=100 ... for a quick run
 """
@@ -106,8 +110,8 @@ def load(conn: psycopg.Connection, rng: random.Random) -> dict[str, float]:
         with cur.copy(
             "COPY conversations_conversation (id, title, description, service_id, status,"
             " summary, summary_at, message_count, total_tokens_used, created_at, updated_at,"
-            " last_message_at, archived_at, is_flagged, flag_reason, created_by_id)"
-            " FROM STDIN"
+            " last_message_at, archived_at, is_flagged, flag_reason, created_by_id,"
+            " last_sequence_number, model, system_prompt, title_source) FROM STDIN"
         ) as copy:
             for user in range(1, USERS + 1):
                 for _ in range(CONVERSATIONS):
@@ -121,14 +125,14 @@ def load(conn: psycopg.Connection, rng: random.Random) -> dict[str, float]:
                     copy.write(
                         f"{cid}\t{title}\t\t{rng.choice(SERVICES)}\t{status}\t\t\\N\t{MESSAGES}"
                         f"\t{MESSAGES * 20}\t{created.isoformat()}\t{last.isoformat()}"
-                        f"\t{last.isoformat()}\t{archived}\tf\t\t{user}\n"
+                        f"\t{last.isoformat()}\t{archived}\tf\t\t{user}\t{MESSAGES}\t\t\tuser\n"
                     )
                     conversation_rows.append((cid, user, created, korean))
         timings["copy_conversations_s"] = time.perf_counter() - started
         with cur.copy(
             "COPY conversations_message (id, conversation_id, role, content, parts, model,"
             " tokens_used, finish_reason, metadata, sequence_number, client_id, created_by_id,"
-            " created_at, is_flagged, flag_reason) FROM STDIN"
+            " created_at, is_flagged, flag_reason, checkpoint_id) FROM STDIN"
         ) as copy:
             buffer: list[str] = []
             for cid, user, created, korean in conversation_rows:
@@ -139,7 +143,7 @@ def load(conn: psycopg.Connection, rng: random.Random) -> dict[str, float]:
                         f"\t{sentence(rng, korean)}\t[]\t{'' if is_user else 'offline'}"
                         f"\t{0 if is_user else 40}\t{'' if is_user else 'end_turn'}\t{{}}"
                         f"\t{seq}\t\\N\t{user if is_user else NULL}"
-                        f"\t{(created + timedelta(minutes=seq)).isoformat()}\tf\t\n"
+                        f"\t{(created + timedelta(minutes=seq)).isoformat()}\tf\t\t\n"
                     )
                 if len(buffer) >= 20_000:
                     copy.write("".join(buffer))
@@ -167,6 +171,44 @@ def measure(callable_, samples: int) -> dict[str, float]:
     return percentiles(times)
 
 
+def measure_rls(query, users: list, rng: random.Random, samples: int) -> dict[str, object]:
+    """Time `query(user)` with RLS on and off, alternating which goes first each sample."""
+    from django.db import connection
+
+    from core import rls
+
+    def on(user):
+        with rls.as_user(user.pk):
+            return query(user)
+
+    def off(user):
+        with rls.owner_mode():
+            connection.ensure_connection()
+            started = time.perf_counter()
+            query(user)
+            return time.perf_counter() - started
+
+    times: dict[str, list[float]] = {"rls_on": [], "rls_off": []}
+    for n in range(samples + 1):
+        user = rng.choice(users)
+        for mode in ("rls_on", "rls_off") if n % 2 else ("rls_off", "rls_on"):
+            if mode == "rls_on":
+                connection.ensure_connection()
+                started = time.perf_counter()
+                on(user)
+                elapsed = time.perf_counter() - started
+            else:
+                elapsed = off(user)
+            if n:  # the first round warms up
+                times[mode].append(elapsed)
+    result: dict[str, object] = {mode: percentiles(t) for mode, t in times.items()}
+    result["rls_p95_ratio"] = round(
+        result["rls_on"]["p95_ms"] / result["rls_off"]["p95_ms"],
+        3,  # type: ignore[index]
+    )
+    return result
+
+
 def main() -> None:
     run_in_scratch_database(BENCH_DB, run)
 
@@ -191,9 +233,6 @@ def run(url: str) -> dict[str, object]:
     users = list(get_user_model().objects.filter(username__startswith="bench"))
     cutoff = datetime.now(UTC) - timedelta(days=180)
 
-    def pick():
-        return rng.choice(users)
-
     result: dict[str, object] = {
         "rows": {
             "users": USERS,
@@ -201,31 +240,46 @@ def run(url: str) -> dict[str, object]:
             "messages": USERS * CONVERSATIONS * MESSAGES,
         },
         "load": load_timings,
-        "list_default": measure(lambda: search.list_conversations(user=pick()), SAMPLES),
-        "list_filtered": measure(
-            lambda: search.list_conversations(
-                user=pick(),
+        "list_default": measure_rls(
+            lambda user: search.list_conversations(user=user), users, rng, SAMPLES
+        ),
+        "list_filtered": measure_rls(
+            lambda user: search.list_conversations(
+                user=user,
                 status="active",
                 service_id=rng.choice(SERVICES[1:]),
                 created_after=cutoff,
                 sort="last_message_at",
             ),
+            users,
+            rng,
             SAMPLES,
         ),
-        "list_q": measure(lambda: search.list_conversations(user=pick(), q="budget"), SAMPLES),
-        "search_word": measure(lambda: search.search_messages(user=pick(), q="budget"), SAMPLES),
-        "search_korean_substring": measure(
-            lambda: search.search_messages(user=pick(), q="회의"), SAMPLES
+        "list_q": measure_rls(
+            lambda user: search.list_conversations(user=user, q="budget"), users, rng, SAMPLES
+        ),
+        "search_word": measure_rls(
+            lambda user: search.search_messages(user=user, q="budget"), users, rng, SAMPLES
+        ),
+        "search_korean_substring": measure_rls(
+            lambda user: search.search_messages(user=user, q="회의"), users, rng, SAMPLES
         ),
     }
-    result["export"] = bench_export(url, users[0], Conversation, exports, rng)
+    from core import rls
+
+    with rls.as_user(users[0].pk):
+        result["export"] = bench_export(url, users[0], Conversation, exports, rng)
+    lists = ("list_default", "list_filtered")
+    searches = ("search_word", "search_korean_substring")
+    on = {
+        k: v["rls_on"]["p95_ms"] for k, v in result.items() if isinstance(v, dict) and "rls_on" in v
+    }
     result["targets_met"] = {
-        "list_p95_lt_50ms": max(result["list_default"]["p95_ms"], result["list_filtered"]["p95_ms"])
-        < 50,
-        "search_p95_lt_150ms": max(
-            result["search_word"]["p95_ms"], result["search_korean_substring"]["p95_ms"]
-        )
-        < 150,
+        "list_p95_lt_50ms": max(on[k] for k in lists) < 50,
+        "search_p95_lt_150ms": max(on[k] for k in searches) < 150,
+        "rls_cost_lt_20pct": all(
+            result[k]["rls_p95_ratio"] < 1.2 for k in (*lists, "list_q", *searches)
+        ),
         "export_peak_lt_64mb": result["export"]["tracemalloc_peak_mb"] < 64,
     }
     return result
@@ -239,13 +293,13 @@ def bench_export(url, user, Conversation, exports, rng) -> dict[str, float]:
         with cur.copy(
             "COPY conversations_message (id, conversation_id, role, content, parts, model,"
             " tokens_used, finish_reason, metadata, sequence_number, created_at, is_flagged,"
-            " flag_reason) FROM STDIN"
+            " flag_reason, checkpoint_id) FROM STDIN"
         ) as copy:
             for seq in range(1, EXPORT_MESSAGES + 1):
                 copy.write(
                     f"{uuid.uuid4()}\t{conversation.id}\t{'user' if seq % 2 else 'assistant'}"
                     f"\t{sentence(rng, seq % 3 == 0)}\t[]\t\t0\t\t{{}}\t{seq}"
-                    f"\t{(start + timedelta(seconds=seq)).isoformat()}\tf\t\n"
+                    f"\t{(start + timedelta(seconds=seq)).isoformat()}\tf\t\t\n"
                 )
         cur.execute(
             "UPDATE conversations_conversation SET message_count = %s WHERE id = %s",

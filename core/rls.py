@@ -168,39 +168,64 @@ def _apply(wrapper: Any, scope: Scope) -> None:
     wrapper.rls_applied = scope
 
 
-def ensure_applied(wrapper: Any) -> bool:
-    """Apply the current scope to the transaction open (or about to open) on `wrapper`.
+@functools.lru_cache(maxsize=1024)
+def _prefix(scope: Scope) -> str | None:
+    """`_APPLY_SQL` with the scope's values as literals, to go before a statement."""
+    from psycopg import sql
 
-    Returns False when the statement about to run would be a transaction of its own
-    (autocommit): the caller must then open one (see `execute_in_scope`).
-    """
+    text = sql.SQL(_APPLY_SQL.replace("%s", "{}")).format(*map(sql.Literal, scope.settings()))
+    prefix = text.as_string(None) + "; "
+    return None if "%" in prefix else prefix  # never mistaken for a parameter
+
+
+def _needs_apply(wrapper: Any, scope: Scope) -> bool:
     from psycopg.pq import TransactionStatus
 
-    raw = wrapper.connection
-    status = raw.info.transaction_status
-    scope = current()
+    status = wrapper.connection.info.transaction_status
     if status == TransactionStatus.IDLE:
-        if wrapper.get_autocommit():
-            return False
-        _apply(wrapper, scope)  # psycopg opens the transaction with this statement
-    elif status == TransactionStatus.INTRANS and wrapper.rls_applied != scope:
+        return True  # the next statement opens a transaction (or is one, in autocommit)
+    return status == TransactionStatus.INTRANS and wrapper.rls_applied != scope
+
+
+def ensure_applied(wrapper: Any) -> None:
+    """Apply the current scope to the transaction open (or about to open, inside Django's
+    `atomic`) on `wrapper`: for code that runs psycopg's cursors itself (memories/store.py)."""
+    scope = current()
+    if _needs_apply(wrapper, scope):
         _apply(wrapper, scope)
-    return True
 
 
 def execute_in_scope(execute: Any, sql: Any, params: Any, many: bool, context: dict) -> Any:
     """Django execute wrapper (installed on every PostgreSQL connection): each statement
-    runs in a transaction that starts with the current scope."""
+    runs in a transaction that starts with the current scope.
+
+    Usually in one round trip: the settings go in front of the statement, in the same
+    query string, which PostgreSQL runs as one transaction (or in the open one) — Django's
+    client-side-binding cursors send it so. Otherwise (`executemany`, a server-side
+    cursor) they are set first, in a transaction of their own around an autocommit statement.
+    """
+    from psycopg import ClientCursor
+
     wrapper = context["connection"]
-    if wrapper.rls_owner:
-        return execute(sql, params, many, context)
-    if ensure_applied(wrapper):
+    scope = current()
+    if wrapper.rls_owner or not _needs_apply(wrapper, scope):
         result = execute(sql, params, many, context)
         if isinstance(sql, str) and sql.startswith("ROLLBACK TO SAVEPOINT"):
             wrapper.rls_applied = None  # the rollback may have undone a later set_config
         return result
+    autocommit = wrapper.get_autocommit()
+    cursor = context["cursor"].cursor
+    prefix = _prefix(scope)
+    if prefix and not many and isinstance(sql, str) and isinstance(cursor, ClientCursor):
+        result = execute(prefix + sql, params, many, context)
+        cursor.nextset()  # past set_config's row, to the statement's own result
+        wrapper.rls_applied = None if autocommit else scope
+        return result
+    if not autocommit:
+        _apply(wrapper, scope)  # psycopg opens the transaction with this statement
+        return execute(sql, params, many, context)
     with wrapper.connection.transaction():
-        _apply(wrapper, current())
+        _apply(wrapper, scope)
         try:
             return execute(sql, params, many, context)
         finally:
