@@ -26,7 +26,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import functools
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -110,18 +110,6 @@ def scope_for_user(user: Any, *, staff_area: bool = False) -> Scope:
     if staff_area and user.is_active and user.is_staff:
         return MAINTENANCE
     return user_scope(user.pk)
-
-
-def bound(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Wrap `func` so that it runs in the scope current now, wherever it is called later."""
-    scope = current()
-
-    @functools.wraps(func)
-    def call(*args: Any, **kwargs: Any) -> Any:
-        with using(scope):
-            return func(*args, **kwargs)
-
-    return call
 
 
 def bind_iterator(iterator: Any) -> Any:

@@ -62,11 +62,26 @@ SHARED: dict[str, str] = {
 ROLES_SQL = f"""
 DO $$
 BEGIN
-  BEGIN CREATE ROLE {APP_ROLE} NOLOGIN NOINHERIT; EXCEPTION WHEN duplicate_object THEN NULL; END;
-  BEGIN CREATE ROLE {MAINTENANCE_ROLE} NOLOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END;
-  BEGIN CREATE ROLE {SHARE_ROLE} NOLOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END;
+  -- Made here when missing (needs CREATEROLE); a DBA may have made them beforehand.
+  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '{APP_ROLE}') THEN
+    CREATE ROLE {APP_ROLE} NOLOGIN NOINHERIT;
+  END IF;
+  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '{MAINTENANCE_ROLE}') THEN
+    CREATE ROLE {MAINTENANCE_ROLE} NOLOGIN;
+  END IF;
+  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '{SHARE_ROLE}') THEN
+    CREATE ROLE {SHARE_ROLE} NOLOGIN;
+  END IF;
+  -- The app may switch to these (SET LOCAL ROLE), never holds their rights otherwise.
+  IF NOT pg_has_role('{APP_ROLE}', '{MAINTENANCE_ROLE}', 'MEMBER') THEN
+    GRANT {MAINTENANCE_ROLE} TO {APP_ROLE};
+  END IF;
+  IF NOT pg_has_role('{APP_ROLE}', '{SHARE_ROLE}', 'MEMBER') THEN
+    GRANT {SHARE_ROLE} TO {APP_ROLE};
+  END IF;
+EXCEPTION WHEN unique_violation OR duplicate_object THEN
+  NULL;  -- another database's migration made them at the same moment (roles are global)
 END $$;
-GRANT {MAINTENANCE_ROLE}, {SHARE_ROLE} TO {APP_ROLE};
 """
 
 

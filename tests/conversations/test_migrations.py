@@ -22,6 +22,7 @@ def as_tables_owner():
     with rls.owner_mode():
         yield
 
+
 BEFORE = [("conversations", "0002_search")]
 AFTER = [("conversations", "0003_reply_runs")]
 

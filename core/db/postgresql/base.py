@@ -14,9 +14,25 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.exceptions import ImproperlyConfigured
 from django.db.backends.postgresql import base, creation
 
 from core import rls
+
+
+def check_role(*, cursor_of: Any) -> None:
+    """Refuse to run as a role that RLS would not hold: a superuser, BYPASSRLS, or one that
+    inherits the maintenance role's policies (it must only be able to switch to it)."""
+    with cursor_of.cursor() as cursor:
+        cursor.execute(
+            "SELECT rolsuper, rolbypassrls, rolinherit FROM pg_roles WHERE rolname = current_user"
+        )
+        superuser, bypass, inherit = cursor.fetchone()
+    if superuser or bypass or inherit:
+        raise ImproperlyConfigured(
+            f"The app's database role {rls.APP_ROLE} must be NOSUPERUSER NOBYPASSRLS NOINHERIT"
+            " (README: Row-level security)."
+        )
 
 
 class DatabaseCreation(creation.DatabaseCreation):
@@ -48,6 +64,8 @@ class DatabaseWrapper(base.DatabaseWrapper):
         if getattr(raw, "chat_role", None) != want:
             with raw.cursor() as cursor:
                 cursor.execute(f"SET ROLE {want}" if want else "RESET ROLE")
+            if want:
+                check_role(cursor_of=raw)
             if not raw.autocommit:
                 raw.commit()
             raw.chat_role = want

@@ -1,4 +1,5 @@
-"""Each request runs in the RLS scope of whoever makes it (core/rls.py)."""
+"""Each request runs in the RLS scope of whoever makes it (core/rls.py): identity is
+this app's business (sessions, API tokens), so the middleware lives here."""
 
 from __future__ import annotations
 
@@ -10,14 +11,14 @@ from django.utils.decorators import sync_and_async_middleware
 
 from core import rls
 
+from .tokens import authenticate_token
+
 STAFF_AREA = "/admin/"
 
 
 def scope_for_request(request: HttpRequest) -> rls.Scope:
     """The scope of a request: an API token's owner (the API tries the token first), else
     the session's user; staff see every row in the admin only; anonymous see none."""
-    from accounts.tokens import authenticate_token
-
     if request.headers.get("Authorization"):
         token = authenticate_token(request.headers["Authorization"])
         request.api_token = token  # BearerAuth takes it from here: one lookup per request
