@@ -243,8 +243,7 @@ def search_messages(
             after_keyset(field=key_field, value=value, pk=pk, descending=True, nullable=False)
         )
     rows = list(
-        qs.select_related("conversation")
-        .only("id", "content", "sequence_number", "role", "created_at", "conversation__title")
+        qs.only("id", "conversation_id", "content", "sequence_number", "role", "created_at")
         .order_by(F(key_field).desc(), F("id").desc())[: limit + 1]
     )
     next_cursor = None
@@ -252,10 +251,17 @@ def search_messages(
         rows = rows[:limit]
         last = rows[-1]
         next_cursor = encode_cursor(key=key, values=[getattr(last, key_field), str(last.pk)])
+    # The titles after, by primary key: joined into the search, the conversations' owner
+    # filter (the app's, and row-level security's) sent the planner scanning every one.
+    titles = dict(
+        Conversation.objects.filter(pk__in={row.conversation_id for row in rows}).values_list(
+            "pk", "title"
+        )
+    )
     hits = [
         MessageHit(
             conversation_id=str(row.conversation_id),
-            conversation_title=row.conversation.title,
+            conversation_title=titles.get(row.conversation_id, ""),
             message_id=str(row.pk),
             sequence_number=row.sequence_number,
             role=row.role,
