@@ -196,11 +196,11 @@ def execute_in_scope(execute: Any, sql: Any, params: Any, many: bool, context: d
 
     wrapper = context["connection"]
     scope = current()
+    if isinstance(sql, str) and sql.startswith("ROLLBACK TO SAVEPOINT"):
+        wrapper.rls_applied = None  # it may undo a set_config made since the savepoint
+        return execute(sql, params, many, context)
     if wrapper.rls_owner or not _needs_apply(wrapper, scope):
-        result = execute(sql, params, many, context)
-        if isinstance(sql, str) and sql.startswith("ROLLBACK TO SAVEPOINT"):
-            wrapper.rls_applied = None  # the rollback may have undone a later set_config
-        return result
+        return execute(sql, params, many, context)
     autocommit = wrapper.get_autocommit()
     cursor = context["cursor"].cursor
     prefix = _prefix(scope)

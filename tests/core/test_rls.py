@@ -295,6 +295,15 @@ def test_scopes_hold_inside_one_transaction_and_after_a_rolled_back_savepoint(al
         with rls.as_user(bob.pk):
             assert list(Conversation.objects.values_list("title", flat=True)) == ["b"]
         assert list(Conversation.objects.values_list("title", flat=True)) == ["a"]
+        # A savepoint taken as Alice, Bob's scope applied after it, the rollback to it made
+        # by work that has no user: that work still sees nothing (the rollback brought
+        # Alice's setting back; the next statement sets its own scope again).
+        sid = transaction.savepoint()
+        with rls.as_user(bob.pk):
+            assert Conversation.objects.count() == 1
+        with rls.using(rls.NOBODY):
+            transaction.savepoint_rollback(sid)
+            assert Conversation.objects.count() == 0
 
 
 def test_a_token_is_found_by_its_secret_only(alice, bob):
