@@ -58,24 +58,28 @@ def _seed(database_url: str, messages: int) -> tuple[str, str]:
     call_command("migrate", verbosity=0)
     from accounts.tokens import create_api_token
     from conversations.models import Conversation, Message
+    from core import rls
 
     user = get_user_model().objects.create_user("bench", password="bench-export-1")
-    conversation = Conversation.objects.create(created_by=user, title="Long export")
-    text = "A message of ordinary length, with 한국어 too, and a little more text. " * 4
-    batch = []
-    for n in range(1, messages + 1):
-        role = "user" if n % 2 else "assistant"
-        batch.append(
-            Message(conversation=conversation, role=role, content=f"{n}: {text}", sequence_number=n)
+    with rls.as_user(user.pk):  # the user's own rows (PostgreSQL row-level security)
+        conversation = Conversation.objects.create(created_by=user, title="Long export")
+        text = "A message of ordinary length, with 한국어 too, and a little more text. " * 4
+        batch = []
+        for n in range(1, messages + 1):
+            role = "user" if n % 2 else "assistant"
+            batch.append(
+                Message(
+                    conversation=conversation, role=role, content=f"{n}: {text}", sequence_number=n
+                )
+            )
+            if len(batch) == 5000:
+                Message.objects.bulk_create(batch)
+                batch = []
+        Message.objects.bulk_create(batch)
+        Conversation.objects.filter(pk=conversation.pk).update(
+            message_count=messages, last_sequence_number=messages
         )
-        if len(batch) == 5000:
-            Message.objects.bulk_create(batch)
-            batch = []
-    Message.objects.bulk_create(batch)
-    Conversation.objects.filter(pk=conversation.pk).update(
-        message_count=messages, last_sequence_number=messages
-    )
-    return create_api_token(user=user, name="bench").secret, str(conversation.pk)
+        return create_api_token(user=user, name="bench").secret, str(conversation.pk)
 
 
 async def _download(url: str, token: str, pid: int) -> dict[str, float]:

@@ -128,9 +128,11 @@ def _seed(database_url: str) -> str:
 
     call_command("migrate", verbosity=0)
     from accounts.tokens import create_api_token
+    from core import rls
 
     user = get_user_model().objects.create_user("bench", password="bench-import-1")
-    return create_api_token(user=user, name="bench").secret
+    with rls.as_user(user.pk):  # the user's own token (PostgreSQL row-level security)
+        return create_api_token(user=user, name="bench").secret
 
 
 def run(database_url: str, megabytes: int) -> dict[str, object]:

@@ -175,6 +175,7 @@ def run(url: str) -> dict[str, object]:
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
 
+    from core import rls
     from knowledge.retrieval import retrieve
     from tests.knowledge.recall import corpus_files, load_questions, recall_at, upload_corpus
 
@@ -182,29 +183,32 @@ def run(url: str) -> dict[str, object]:
     users = get_user_model().objects
     solo = users.create_user(username="solo", password="x")
     bench = users.create_user(username="bench", password="x")
-    recall_corpus, _ = recall_at(
-        lambda q, k: retrieve(user_id=solo.id, query=q, k=k), upload_corpus(solo), k=3
-    )
+    # Each user's uploads and retrievals run in that user's RLS scope, as in the app.
+    with rls.as_user(solo.id):
+        recall_corpus, _ = recall_at(
+            lambda q, k: retrieve(user_id=solo.id, query=q, k=k), upload_corpus(solo), k=3
+        )
 
     corpus = corpus_files()
     rng = random.Random(SEED)
     writer = Writer(rng, [data.decode() for _, data in corpus])
     synthetic = [writer.document(n) for n in range(DOCUMENTS - len(corpus))]
-    corpus_ids = upload_corpus(bench)
-    chunks, load_seconds = load(url, bench.id, synthetic)
+    with rls.as_user(bench.id):
+        corpus_ids = upload_corpus(bench)
+        chunks, load_seconds = load(url, bench.id, synthetic)  # COPY as the tables' owner
 
-    questions = [item["q"] for item in load_questions()]
-    for q in questions:  # warm the cache and the plans
-        retrieve(user_id=bench.id, query=q, k=3)
-    samples = []
-    for _ in range(ROUNDS):
-        for q in questions:
-            started = time.perf_counter()
+        questions = [item["q"] for item in load_questions()]
+        for q in questions:  # warm the cache and the plans
             retrieve(user_id=bench.id, query=q, k=3)
-            samples.append(time.perf_counter() - started)
-    recall_scale, misses = recall_at(
-        lambda q, k: retrieve(user_id=bench.id, query=q, k=k), corpus_ids, k=3
-    )
+        samples = []
+        for _ in range(ROUNDS):
+            for q in questions:
+                started = time.perf_counter()
+                retrieve(user_id=bench.id, query=q, k=3)
+                samples.append(time.perf_counter() - started)
+        recall_scale, misses = recall_at(
+            lambda q, k: retrieve(user_id=bench.id, query=q, k=k), corpus_ids, k=3
+        )
     latency = percentiles(samples)
     return {
         "benchmark": "knowledge_retrieval",

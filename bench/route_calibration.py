@@ -112,14 +112,17 @@ def measure() -> dict[str, object]:
 
     from agent.nodes.retrieve import TOP_K
     from agent.nodes.route import SCORE_THRESHOLD, STRONG_OVERLAP
+    from core import rls
     from knowledge.retrieval import retrieve
     from tests.knowledge.recall import load_questions, upload_corpus
 
     user = get_user_model().objects.create_user("calibration")
-    upload_corpus(user)
+    with rls.as_user(user.pk):  # the user's own rows (PostgreSQL row-level security)
+        upload_corpus(user)
 
     def top(question: str) -> tuple[float, float]:
-        hits = retrieve(user_id=user.pk, query=question, k=TOP_K)
+        with rls.as_user(user.pk):
+            hits = retrieve(user_id=user.pk, query=question, k=TOP_K)
         if not hits:
             return 0.0, 0.0
         return max(h["overlap"] for h in hits), hits[0]["score"]

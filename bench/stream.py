@@ -99,10 +99,14 @@ def make_fixtures(n: int) -> tuple[str, list[str]]:
 
     from accounts.tokens import create_api_token
     from conversations import services
+    from core import rls
 
     user = get_user_model().objects.create_user(username=f"bench-{uuid.uuid4().hex[:8]}")
-    token = create_api_token(user=user, name="bench").secret
-    ids = [str(services.create_conversation(user=user, title=f"bench {i}").id) for i in range(n)]
+    with rls.as_user(user.pk):  # the user's own rows (PostgreSQL row-level security)
+        token = create_api_token(user=user, name="bench").secret
+        ids = [
+            str(services.create_conversation(user=user, title=f"bench {i}").id) for i in range(n)
+        ]
     return token, ids
 
 
