@@ -65,19 +65,25 @@ def _seed(database_url: str, messages: int) -> tuple[str, str]:
         conversation = Conversation.objects.create(created_by=user, title="Long export")
         text = "A message of ordinary length, with 한국어 too, and a little more text. " * 4
         batch = []
+        previous = None
         for n in range(1, messages + 1):
             role = "user" if n % 2 else "assistant"
-            batch.append(
-                Message(
-                    conversation=conversation, role=role, content=f"{n}: {text}", sequence_number=n
-                )
+            # One branch (each message answers the one before): Markdown and text export
+            # the current branch, which would otherwise be the last message alone.
+            previous = Message(
+                conversation=conversation,
+                role=role,
+                content=f"{n}: {text}",
+                sequence_number=n,
+                parent=previous,
             )
+            batch.append(previous)
             if len(batch) == 5000:
                 Message.objects.bulk_create(batch)
                 batch = []
         Message.objects.bulk_create(batch)
         Conversation.objects.filter(pk=conversation.pk).update(
-            message_count=messages, last_sequence_number=messages
+            message_count=messages, last_sequence_number=messages, current_message=previous
         )
         return create_api_token(user=user, name="bench").secret, str(conversation.pk)
 
