@@ -7,6 +7,7 @@ Every test here takes the owner filter away on purpose (a raw `SELECT * FROM` ea
 from __future__ import annotations
 
 import asyncio
+import json
 import secrets
 import uuid
 
@@ -372,3 +373,16 @@ def test_the_checkpoint_tables_are_the_agent_runtimes_only(transactional_db):
                 [rls.APP_ROLE, table, rls.MAINTENANCE_ROLE, table],
             )
             assert cursor.fetchone() == (False, False), table
+
+
+def test_dumpdata_is_maintenance_work_and_dumps_every_user(two_users):
+    """An operator's backup with `dumpdata` must not come out silently empty."""
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    out = StringIO()
+    with rls.using(rls.NOBODY):  # as a shell would start: no user
+        call_command("dumpdata", "conversations.conversation", stdout=out)
+    titles = {row["fields"]["title"] for row in json.loads(out.getvalue())}
+    assert titles == {f"alice {SECRET}", f"bob {SECRET}"}
