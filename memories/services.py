@@ -10,6 +10,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any, Literal, TypedDict
 
+from core import sensitive
 from core.db_async import db_async
 from core.errors import Conflict, Invalid, NotFound
 from core.schemas import storable_text
@@ -196,7 +197,18 @@ class AgentMemory:
         return [{"id": m["id"], "text": m["text"]} for m in found]
 
     async def remember(self, text: str) -> dict[str, Any]:
-        """Save what the agent was told (refused text raises Invalid/Conflict)."""
+        """Save what the agent was told (refused text raises Invalid/Conflict).
+
+        Never sensitive information (card, account, ID or passport numbers, secrets…),
+        even one the user confirmed sending: a message is one conversation's, a memory
+        reaches every conversation. The user may still add one on the memory page."""
+        found = sensitive.find(str(text or ""))
+        if found:
+            kinds = ", ".join(sorted({f.kind for f in found}))
+            raise Invalid(
+                f"Not saved: it looks like sensitive information ({kinds}). Tell the user"
+                " that memories the assistant saves never hold it."
+            )
         saved = await aadd_memory(
             user_id=self.user_id,
             text=text,

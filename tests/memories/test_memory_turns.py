@@ -139,3 +139,26 @@ async def test_a_fact_the_summary_lost_is_recalled_verbatim(model, alice, settin
     # A question about what is in view recalls nothing.
     reply, _ = await ask(alice, conversation, content="Nice weather today, number 9.")
     assert reply.metadata["context"]["recalled_message_ids"] == []
+
+
+async def test_the_assistant_never_saves_sensitive_information(model, alice):  # noqa: F811
+    """A card number the user confirmed sending stays in that conversation: the remember
+    tool refuses it, the model is told why, and no memory holds it."""
+    model.responder = remembering_responder
+    conversation = await new_conversation(user=alice)
+    reply, _ = await ask(
+        alice,
+        conversation,
+        content="My card number is 4111 1111 1111 1111.",
+        confirm_sensitive=True,
+    )
+    assert reply.finish_reason == "end_turn"
+    assert await list_memories(user_id=alice.pk) == []
+    tool_results = [
+        m["content"] for m in main_requests(model)[-1]["messages"] if m["role"] == "tool"
+    ]
+    assert len(tool_results) == 1 and "Not saved" in tool_results[0]
+    assert "4111" not in tool_results[0]
+    # An ordinary fact still is saved.
+    await ask(alice, conversation, content="My dog's name is Bori.")
+    assert [m["text"] for m in await list_memories(user_id=alice.pk)] == ["My dog's name is Bori."]
