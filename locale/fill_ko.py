@@ -217,6 +217,27 @@ KO = {
     "Answers now come from %(model)s.": "이제 %(model)s 모델이 답합니다.",
     "Answers now come from your default model.": "이제 기본 모델이 답합니다.",
     "Instructions saved.": "지침을 저장했습니다.",
+    # Memory (/settings/memory/, "Memories used" under a reply)
+    "memory": "메모리", "Memory": "메모리", "Memories": "메모리",
+    "Unknown action.": "알 수 없는 동작입니다.",
+    (
+        "Facts about you that the assistant may use in every conversation. It saves them when"
+        " you tell it something lasting about yourself or ask it to remember; you can add, edit"
+        " and delete them here. The most relevant ones go with each message you send."
+    ): (
+        "어시스턴트가 모든 대화에서 참고할 수 있는 나에 관한 사실입니다. "
+        "오래 두고 알아야 할 것을 말하거나 기억해 달라고 하면 어시스턴트가 저장하고, "
+        "여기서 추가·수정·삭제할 수 있습니다. "
+        "메시지를 보낼 때마다 가장 관련 있는 것들이 함께 전달됩니다."
+    ),
+    "Use and save memories": "메모리 사용 및 저장",
+    "Memory is off: no memory goes with your messages and the assistant saves none.":
+        "메모리가 꺼져 있습니다. 메시지에 메모리가 함께 가지 않고, 어시스턴트도 저장하지 않습니다.",
+    "e.g. I am vegetarian": "예: 나는 채식주의자야", "New memory": "새 메모리", "Add": "추가",
+    "saved by the assistant": "어시스턴트가 저장함", "added by you": "내가 추가함",
+    "a conversation": "대화", "from a deleted conversation": "삭제된 대화에서",
+    "No memories yet.": "아직 메모리가 없습니다.", "Memories used": "사용한 메모리",
+    "Recalled messages": "다시 불러온 메시지",
 }  # fmt: skip
 
 ENTRY = re.compile(

@@ -105,6 +105,12 @@ def test_pages_speak_korean_when_the_browser_asks(alice_client):
     assert "새 대화" in html and "제목과 메시지 검색" in html
 
 
+def test_the_memory_page_speaks_korean(alice_client):
+    html = alice_client.get("/settings/memory/", HTTP_ACCEPT_LANGUAGE="ko").text
+    assert "메모리 사용 및 저장" in html and "아직 메모리가 없습니다." in html
+    assert "Use and save memories" not in html
+
+
 def test_javascript_catalog_has_korean(client):
     response = client.get("/jsi18n/", HTTP_ACCEPT_LANGUAGE="ko")
     assert response.status_code == 200
