@@ -90,12 +90,16 @@ async function showStored(message) {
   if (document.getElementById(`msg-${message.id}`)?.dataset.final === "1") return;
   const stick = nearBottom();
   const replacing = message.role === "assistant" && streaming;
+  // The placeholder carries the message's id: until its fragment arrives it is the leaf
+  // shown (shownLeaf), and the reply to it must be seen to follow it.
   const placeholder = replacing ? streaming : el("li", {
-    className: `message ${message.role} loading`, id: `msg-${message.id}`, "data-seq": message.sequence_number,
+    className: `message ${message.role} loading`, id: `msg-${message.id}`,
+    "data-id": message.id, "data-seq": message.sequence_number,
   }, el("div", { className: "bubble" }, el("div", { className: "content plain", text: message.content })));
   if (replacing) {
     streaming = null;
     placeholder.id = `msg-${message.id}`;
+    placeholder.dataset.id = message.id;
     placeholder.dataset.seq = message.sequence_number;
   } else {
     place(placeholder);
@@ -531,9 +535,12 @@ function openEditor(li) {
 
 // Show the current branch: the newest page of it, from the server.
 let reloading = null;
+let reloadAgain = false;
 const arrivedWhileReloading = new Set();
 function reloadBranch() {
-  if (reloading) return reloading;
+  // Asked again while a reload is in flight: its page may predate what asked (a reply
+  // stored meanwhile), so one more follows it.
+  if (reloading) { reloadAgain = true; return reloading; }
   arrivedWhileReloading.clear();
   reloading = (async () => {
     try {
@@ -544,7 +551,7 @@ function reloadBranch() {
       // A message shown while the page was being fetched (a reply that finished meanwhile)
       // may be newer than the page: it stays, after it, unless the page has it.
       const fetched = new Set(nodes.map((node) => node.dataset.id));
-      const idOf = (li) => li.dataset.id || li.id.replace(/^msg-/, "");  // a placeholder has only its id
+      const idOf = (li) => li.dataset.id || li.id.replace(/^msg-/, "");
       const later = messageItems().filter((li) => arrivedWhileReloading.has(idOf(li)) && !fetched.has(idOf(li)));
       for (const li of messageItems()) if (li !== streaming && !later.includes(li)) li.remove();
       const before = later[0] || (streaming && streaming.parentElement === list ? streaming : null);
@@ -561,6 +568,7 @@ function reloadBranch() {
       toast(_("Could not show that branch; reload the page."), { error: true });
     } finally {
       reloading = null;
+      if (reloadAgain) { reloadAgain = false; reloadBranch(); }
     }
   })();
   return reloading;
