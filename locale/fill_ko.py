@@ -276,7 +276,20 @@ def fill(path: Path) -> list[str]:
     return missing
 
 
+def _more() -> None:
+    """Merge the dicts of locale/ko_more/*.py (one file per feature, so parallel work never
+    edits the same dict)."""
+    import importlib.util
+
+    for path in sorted((Path(__file__).resolve().parent / "ko_more").glob("*.py")):
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        KO.update(module.KO)
+
+
 if __name__ == "__main__":
+    _more()
     base = Path(__file__).resolve().parent / "ko" / "LC_MESSAGES"
     gaps = [m for name in ("django.po", "djangojs.po") for m in fill(base / name)]
     for gap in gaps:
