@@ -1,9 +1,29 @@
 from __future__ import annotations
 
+from functools import cached_property
+
 from django.conf import settings
 from django.http import HttpRequest
 
 
+class Shell:
+    """What the app shell shows around every page, computed only if the page uses it."""
+
+    def __init__(self, request: HttpRequest) -> None:
+        self.request = request
+
+    @cached_property
+    def sidebar(self):
+        from conversations.sidebar import build_sidebar
+
+        user = self.request.user
+        return build_sidebar(user=user) if user.is_authenticated else None
+
+
 def chat(request: HttpRequest) -> dict[str, object]:
-    """Tell every page whether the built-in offline model answers."""
-    return {"offline_model": not settings.OPENAI_API_KEY, "chat_model": settings.CHAT_MODEL}
+    """Tell every page whether the built-in offline model answers, and give it the shell."""
+    return {
+        "offline_model": not settings.OPENAI_API_KEY,
+        "chat_model": settings.CHAT_MODEL,
+        "shell": Shell(request),
+    }

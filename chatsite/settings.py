@@ -77,7 +77,9 @@ CONTENT_SECURITY_POLICY = {
         "default-src": ["'self'"],
         "script-src": ["'self'"],
         "style-src": ["'self'"],
-        "img-src": ["'self'", "data:"],
+        # blob: for the preview of an image picked for the next message (an object URL of
+        # the user's own file); nowhere else.
+        "img-src": ["'self'", "data:", "blob:"],
         "connect-src": ["'self'"],
         "object-src": ["'none'"],
         "base-uri": ["'self'"],
@@ -227,6 +229,9 @@ OFFLINE_MODEL_CHARS_PER_SECOND = float(os.environ.get("OFFLINE_MODEL_CHARS_PER_S
 # Conversations archived longer ago than this are purged by `manage.py purge_archived` (0: never).
 CHAT_RETENTION_ARCHIVED_DAYS = int(os.environ.get("CHAT_RETENTION_ARCHIVED_DAYS", 0))
 CHAT_IMPORT_MAX_BYTES = int(os.environ.get("CHAT_IMPORT_MAX_BYTES", 64 * 1024 * 1024))
+# A temporary conversation is deleted this long after its last socket closed, unless one
+# opens again meanwhile (a reload); or a day after its last message (`purge_archived`).
+CHAT_TEMPORARY_GRACE_SECONDS = float(os.environ.get("CHAT_TEMPORARY_GRACE_SECONDS", 60))
 # The conversation summary is written automatically past either threshold (seed 004).
 CHAT_AUTO_SUMMARY_MESSAGES = int(os.environ.get("CHAT_AUTO_SUMMARY_MESSAGES", 50))
 CHAT_AUTO_SUMMARY_TOKENS = int(os.environ.get("CHAT_AUTO_SUMMARY_TOKENS", 10000))

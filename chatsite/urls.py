@@ -8,11 +8,13 @@ from django.views.i18n import JavaScriptCatalog, set_language
 
 from accounts import views as account_views
 from chatsite import api as site_api
+from chatsite.manifest import web_manifest
 from conversations import views as conversation_views
 from memories import views as memory_views
 
 urlpatterns = [
     path("", conversation_views.home, name="home"),
+    path("conversations/", conversation_views.conversation_list, name="conversations"),
     path("conversations/new/", conversation_views.create, name="conversation_create"),
     path(
         "conversations/<uuid:conversation_id>/",
@@ -55,6 +57,7 @@ urlpatterns = [
         login_not_required(JavaScriptCatalog.as_view(domain="djangojs")),
         name="javascript-catalog",
     ),
+    path("manifest.webmanifest", web_manifest, name="web_manifest"),
     path("admin/", admin.site.urls),
     path("api/v1/", site_api.get_urls()),
     re_path(r"^api/(?P<rest>.*)$", site_api.not_found),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from datetime import date, datetime, time
+from datetime import date, datetime, time, timedelta
 from typing import Any, Literal
 
 from django.conf import settings
@@ -15,24 +15,27 @@ from django.http import (
     StreamingHttpResponse,
 )
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 from ninja import Field, Schema
 from pydantic import ValidationError
 
-from core.errors import NotFound, ServiceError
+from accounts.preferences import get_user_settings
+from core.errors import NotFound, RateLimited, ServiceError
+from knowledge.selectors import list_documents
 from core.llm_catalog import list_models
 from core.schemas import Text
 
-from . import branches, exports, search, selectors, services, shares
-from .api.conversations import export_response
+from . import branches, exports, search, selectors, shares
+from .api.conversations import export_response, start_conversation
 from .api.schemas import ConversationCreateIn, ProjectId, Status
 from .models import INSTRUCTIONS_MAX_CHARS, Conversation
 from .rendering import render_markdown
 from .tree import with_siblings
 
 PAGE_SIZE = 50
-SIDEBAR_SIZE = 60
 # Landing on a search hit loads from a few messages before it, but not unboundedly many.
 JUMP_CONTEXT = 5
 JUMP_MAX_MESSAGES = 500
@@ -52,24 +55,6 @@ def _model_choices() -> dict[str, Any]:
     return {"models": list_models()}
 
 
-def _sidebar(request: HttpRequest) -> dict[str, Any]:
-    """Group the user's unarchived conversations by project, newest activity first."""
-    recent = [
-        c
-        for c in selectors.list_recent_conversations(user=request.user, limit=SIDEBAR_SIZE)
-        if c.status != Conversation.Status.ARCHIVED
-    ]
-    groups: dict[Any, list[Conversation]] = {}
-    for conversation in recent:  # already newest first, so groups come out in that order
-        groups.setdefault(conversation.project, []).append(conversation)
-    projects = selectors.list_projects(user=request.user)
-    return {
-        "sidebar": list(groups.items()),
-        "projects": projects,
-        "sidebar_projects": [{"id": p.id, "name": p.name} for p in projects],
-    }
-
-
 class ListPageQuery(Schema):
     """The list page's query string (the same field types as the API's filters)."""
 
@@ -83,6 +68,7 @@ class ListPageQuery(Schema):
     order: Literal["asc", "desc"] = "desc"
     cursor: Text | None = Field(None, max_length=1000)
     role: Literal["user", "assistant"] | None = None  # of the matching messages
+    when: Literal["today", "7d", "30d", "365d"] | None = None  # a preset for `from`
 
 
 def _day_bound(day: date | None, *, end: bool) -> datetime | None:
@@ -108,7 +94,7 @@ def _list_filters(request: HttpRequest) -> tuple[dict[str, Any], str | None, str
         "status": query.status,
         "project_id": query.project,
         "service_id": query.service,
-        "created_after": _day_bound(query.from_, end=False),
+        "created_after": _day_bound(query.from_ or _preset_start(query.when), end=False),
         "created_before": _day_bound(query.to, end=True),
         "sort": query.sort,
         "order": query.order,
@@ -117,11 +103,46 @@ def _list_filters(request: HttpRequest) -> tuple[dict[str, Any], str | None, str
     return filters, error, query.cursor
 
 
-FILTER_KEYS = {"q", "status", "project", "service", "from", "to", "sort", "order", "cursor", "role"}
+FILTER_KEYS = {
+    "q", "status", "project", "service", "from", "to", "sort", "order", "cursor", "role", "when"
+}  # fmt: skip
+WHEN_DAYS = {"today": 0, "7d": 7, "30d": 30, "365d": 365}
+
+
+def _preset_start(when: str | None) -> date | None:
+    """Return the first day a `when` preset covers (today, the last 7, 30 or 365 days)."""
+    return None if when is None else timezone.localdate() - timedelta(days=WHEN_DAYS[when])
+
+
+def _when_choices() -> list[tuple[str, str]]:
+    return [
+        ("today", _("Today")),
+        ("7d", _("Last 7 days")),
+        ("30d", _("Last 30 days")),
+        ("365d", _("Last 12 months")),
+    ]
 
 
 @require_GET
 def home(request: HttpRequest) -> HttpResponse:
+    """A new chat: the shell with an empty composer. Nothing is stored until it is sent."""
+    if FILTER_KEYS & set(request.GET):  # an old link to the list page
+        return redirect(f"{reverse('conversations')}?{request.GET.urlencode()}")
+    return render(
+        request,
+        "conversations/new.html",
+        {
+            **_model_choices(),
+            "default_model": get_user_settings(user=request.user).default_model,
+            "document_count": list_documents(user=request.user).count(),
+            "message_max_chars": settings.MESSAGE_MAX_CHARS,
+        },
+    )
+
+
+@require_GET
+def conversation_list(request: HttpRequest) -> HttpResponse:
+    """All conversations: search, filters, sorts, bulk actions, import."""
     filters, error, cursor = _list_filters(request)
     role = filters.pop("role")
     page = search.Page(items=[], next_cursor=None)
@@ -153,9 +174,13 @@ def home(request: HttpRequest) -> HttpResponse:
             hits = []
     context.update(
         {
-            **_sidebar(request),
-            **_model_choices(),
+            "projects": selectors.list_projects(user=request.user),
             "statuses": Conversation.Status.choices,
+            "when_choices": _when_choices(),
+            "filtered_beyond_q": bool(role)
+            or any(v for k, v in filters.items() if k not in {"sort", "order", "q"})
+            or filters["sort"] != "updated_at"
+            or filters["order"] != "desc",
             "hits": hits,
             "query": request.GET,
             "filtered": bool(role)
@@ -166,22 +191,37 @@ def home(request: HttpRequest) -> HttpResponse:
 
 
 @require_POST
-def create(request: HttpRequest) -> HttpResponse:
+async def create(request: HttpRequest) -> HttpResponse:
+    """Start a conversation with its first message (the composer's form, field `content`);
+    the reply runs on in the background. Without a message nothing is created."""
+    post = request.POST
+    if not post.get("content", "").strip():
+        return redirect("home")
+    checked = {"1", "true", "yes", "on"}
     try:
         form = ConversationCreateIn.model_validate(
             {
-                "title": request.POST.get("title", ""),
-                "project_id": request.POST.get("project") or None,
-                "model": request.POST.get("model", ""),
+                "title": post.get("title", ""),
+                "project_id": post.get("project") or None,
+                "model": post.get("model", ""),
+                "temporary": post.get("temporary", "") in checked,
+                "initial_message": {
+                    "content": post["content"],
+                    "client_id": post.get("client_id") or None,
+                    "confirm_sensitive": post.get("confirm_sensitive", "") in checked,
+                    "attachments": post.getlist("attachments"),
+                },
             }
         )
-        conversation = services.create_conversation(
-            user=request.user, title=form.title, project=form.project_id, model=form.model
-        )
+        # An async view: the reply's task starts on the server's loop and outlives the request.
+        conversation, _started = await start_conversation(user=await request.auser(), payload=form)
     except ValidationError as exc:
         return HttpResponseBadRequest(exc.errors()[0]["msg"])
     except ServiceError as exc:
-        return HttpResponseBadRequest(exc.message)
+        refused = HttpResponse(exc.message, status=exc.status, content_type="text/plain")
+        if isinstance(exc, RateLimited):
+            refused["Retry-After"] = str(exc.retry_after)
+        return refused
     return redirect("conversation", conversation_id=conversation.id)
 
 
@@ -250,7 +290,7 @@ def detail(request: HttpRequest, conversation_id: Any) -> HttpResponse:
             "message_filter": message_filter,
             "filter_error": filter_error,
             "forks": forks,
-            **_sidebar(request),
+            "projects": selectors.list_projects(user=request.user),
             **_model_choices(),
             "instructions_max_chars": INSTRUCTIONS_MAX_CHARS,
             "message_max_chars": settings.MESSAGE_MAX_CHARS,
@@ -318,11 +358,6 @@ def shared(request: HttpRequest, token: str) -> HttpResponse:
     response["Referrer-Policy"] = "no-referrer"
     response["Cache-Control"] = "no-store"
     return response
-
-
-@require_GET
-def documents(request: HttpRequest) -> HttpResponse:
-    return render(request, "documents/index.html", _sidebar(request))
 
 
 @require_GET

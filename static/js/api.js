@@ -2,10 +2,11 @@
 const BASE = "/api/v1";
 
 export class ApiError extends Error {
-  constructor(status, code, message) {
+  constructor(status, code, message, detail = {}) {
     super(message || code || `HTTP ${status}`);
     this.status = status;
     this.code = code;
+    this.detail = detail; // the whole error object (e.g. `findings` of a sensitive message)
   }
 }
 
@@ -33,7 +34,7 @@ export async function api(method, path, body) {
   if (type.includes("json")) data = await response.json();
   if (!response.ok) {
     const error = (data && data.error) || {};
-    throw new ApiError(response.status, error.code, error.message);
+    throw new ApiError(response.status, error.code, error.message, error);
   }
   return data;
 }

@@ -1,78 +1,174 @@
-// Every page: the language switcher, the sidebar drawer, live sidebar updates.
+// Every page: the shell (sidebar drawer, menus, dialogs, shortcuts, banners) and the live sidebar.
 import { el } from "./dom.js";
 import { _ } from "./i18n.js";
 import { onListEvent } from "./live.js";
 
-const language = document.getElementById("language-select");
-if (language) language.addEventListener("change", () => language.form.requestSubmit());
+for (const language of document.querySelectorAll("#language-select")) {
+  language.addEventListener("change", () => language.form.requestSubmit());
+}
 
+const body = document.body;
 const sidebar = document.getElementById("sidebar");
 const toggle = document.querySelector(".sidebar-toggle");
 const scrim = document.querySelector(".scrim");
+const phone = window.matchMedia("(max-width: 860px)");
 
+// --- the sidebar: a drawer on a phone, a column that can be hidden on a desktop -------------
 function setDrawer(open) {
-  document.body.classList.toggle("drawer-open", open);
+  body.classList.toggle("drawer-open", open);
   if (toggle) toggle.setAttribute("aria-expanded", String(open));
   if (scrim) scrim.hidden = !open;
   if (open) sidebar?.querySelector("a, button, input")?.focus();
 }
-toggle?.addEventListener("click", () => setDrawer(!document.body.classList.contains("drawer-open")));
+function toggleSidebar() {
+  if (!sidebar) return;
+  if (phone.matches) { setDrawer(!body.classList.contains("drawer-open")); return; }
+  const hidden = body.classList.toggle("sidebar-hidden");
+  localStorage.setItem("chat.sidebar-hidden", hidden ? "1" : "");
+  toggle?.setAttribute("aria-expanded", String(!hidden));
+}
+if (localStorage.getItem("chat.sidebar-hidden") === "1") body.classList.add("sidebar-hidden");
+toggle?.addEventListener("click", toggleSidebar);
 scrim?.addEventListener("click", () => setDrawer(false));
+document.querySelector(".sidebar-close")?.addEventListener("click", () => { setDrawer(false); toggle?.focus(); });
+
+// --- menus (<details class="menu">) and dialogs ---------------------------------------------
+function closeMenus(except) {
+  for (const menu of document.querySelectorAll("details.menu[open]")) if (menu !== except) menu.open = false;
+}
+document.addEventListener("click", (event) => {
+  const menu = event.target.closest("details.menu");
+  closeMenus(menu);
+  // A chosen item closes its menu (a summary click only toggles it).
+  if (menu && event.target.closest(".menu-items button, .menu-items a")) menu.open = false;
+  const opener = event.target.closest("[data-open-dialog]");
+  if (opener) document.getElementById(opener.dataset.openDialog)?.showModal();
+  const closer = event.target.closest("[data-close-dialog]");
+  if (closer) closer.closest("dialog")?.close();
+});
+document.addEventListener("toggle", (event) => {
+  const menu = event.target;
+  if (!menu.matches?.("details.menu") || !menu.open) return;
+  menu.querySelector(".menu-items button:not(:disabled), .menu-items a, .menu-items select")?.focus();
+}, true);
+// Arrow keys move between a menu's items.
 document.addEventListener("keydown", (event) => {
-  if (event.key === "Escape" && document.body.classList.contains("drawer-open")) {
-    setDrawer(false);
-    toggle?.focus();
+  const menu = event.target.closest?.("details.menu[open]");
+  if (!menu || !["ArrowDown", "ArrowUp", "Home", "End"].includes(event.key)) return;
+  const items = [...menu.querySelectorAll(".menu-items button:not(:disabled), .menu-items a")];
+  if (!items.length) return;
+  event.preventDefault();
+  const at = items.indexOf(document.activeElement);
+  const next = { ArrowDown: at + 1, ArrowUp: at - 1, Home: 0, End: items.length - 1 }[event.key];
+  items[(next + items.length) % items.length].focus();
+});
+
+// --- banners that can be dismissed stay dismissed -------------------------------------------
+for (const banner of document.querySelectorAll("[data-dismiss-key]")) {
+  const key = `chat.dismissed.${banner.dataset.dismissKey}`;
+  banner.hidden = localStorage.getItem(key) === "1";
+  banner.querySelector(".dismiss")?.addEventListener("click", () => {
+    localStorage.setItem(key, "1");
+    banner.hidden = true;
+  });
+}
+
+// --- keyboard shortcuts (listed in the ? dialog) ---------------------------------------------
+function typing(target) {
+  return target.closest?.("input, textarea, select, [contenteditable=true]");
+}
+document.addEventListener("keydown", (event) => {
+  const mod = event.ctrlKey || event.metaKey;
+  const key = event.key.toLowerCase();
+  if (event.key === "Escape") {
+    const open = document.querySelector("details.menu[open]");
+    if (open) { open.open = false; open.querySelector("summary")?.focus(); event.preventDefault(); return; }
+    if (body.classList.contains("drawer-open")) { setDrawer(false); toggle?.focus(); return; }
+    if (event.shiftKey) { document.getElementById("composer-input")?.focus(); event.preventDefault(); }
+    return;
+  }
+  if (mod && event.shiftKey && key === "o") { event.preventDefault(); location.href = "/"; return; }
+  if (mod && event.shiftKey && key === "s") { event.preventDefault(); toggleSidebar(); return; }
+  if (mod && !event.shiftKey && key === "k") {
+    const search = document.getElementById("sidebar-q");
+    if (!search) return;
+    event.preventDefault();
+    if (phone.matches) setDrawer(true);
+    else if (body.classList.contains("sidebar-hidden")) toggleSidebar();
+    search.focus();
+    search.select();
+    return;
+  }
+  if (event.key === "?" && !mod && !typing(event.target) && !document.querySelector("dialog[open]")) {
+    document.getElementById("shortcuts-dialog")?.showModal();
   }
 });
 
-// --- the sidebar follows changes made elsewhere -----------------------------------------
-function projectNames() {
-  const data = document.getElementById("projects-data");
-  const names = new Map();
-  if (data) for (const p of JSON.parse(data.textContent)) names.set(String(p.id), p.name);
-  return names;
+// --- the sidebar follows changes made elsewhere -----------------------------------------------
+const GROUPS = { today: () => _("Today"), pinned: () => _("Pinned") };
+
+function item(c) {
+  const current = document.getElementById("conversation")?.dataset.id;
+  const link = el("a", { href: `/conversations/${c.id}/`, text: c.title || _("Untitled") });
+  if (c.id === current) link.setAttribute("aria-current", "page");
+  return el("li", { "data-id": c.id }, link);
 }
 
-function groupFor(projectId) {
-  const key = projectId == null ? "" : String(projectId);
+// The list a conversation belongs in: pinned, its project's folder, or today's group.
+function listFor(c) {
   const groups = document.getElementById("sidebar-groups");
-  let group = groups.querySelector(`.sidebar-group[data-project="${CSS.escape(key)}"]`);
-  if (!group) {
-    const name = key ? projectNames().get(key) || _("Project") : _("No project");
-    group = el("section", { className: "sidebar-group", "data-project": key },
-      el("h2", { text: name }), el("ul"));
-    groups.querySelector(":scope > p.muted")?.remove();
-    groups.prepend(group);
+  if (c.pinned) {
+    const pinned = groups.querySelector('[data-group="pinned"]');
+    pinned.hidden = false;
+    return pinned.querySelector("ul");
   }
-  return group;
+  if (c.project_id != null) {
+    const folder = groups.querySelector(`.project-folder[data-project="${CSS.escape(String(c.project_id))}"]`);
+    if (folder) return folder.querySelector("ul");
+  }
+  let today = groups.querySelector('[data-group="today"]');
+  if (!today) {
+    today = el("section", { className: "sidebar-group", "data-group": "today" },
+      el("h2", { text: GROUPS.today() }), el("ul"));
+    const after = groups.querySelector('[data-group="projects"]') || groups.querySelector('[data-group="pinned"]');
+    after.after(today);
+  }
+  return today.querySelector("ul");
 }
 
 function removeItem(id) {
-  const item = sidebar.querySelector(`li[data-id="${CSS.escape(id)}"]`);
-  if (!item) return;
-  const group = item.closest(".sidebar-group");
-  item.remove();
-  if (group && !group.querySelector("li")) group.remove();
+  const found = sidebar.querySelector(`#sidebar-groups li[data-id="${CSS.escape(id)}"]`);
+  if (!found) return;
+  const group = found.closest(".sidebar-group:not(.projects-group)");
+  found.remove();
+  if (group && !group.querySelector("li")) {
+    if (group.dataset.group === "pinned") group.hidden = true;
+    else group.remove();
+  }
+}
+
+function refreshEmpty() {
+  const empty = sidebar.querySelector(".sidebar-empty");
+  if (empty) empty.hidden = Boolean(sidebar.querySelector("#sidebar-groups li[data-id]"));
 }
 
 if (sidebar) {
   onListEvent((frame) => {
-    if (frame.type === "conversation.deleted") {
-      removeItem(frame.conversation_id);
-      return;
-    }
+    if (frame.type === "conversation.deleted") { removeItem(frame.conversation_id); refreshEmpty(); return; }
     const c = frame.conversation;
-    if (!c) return;
-    if (c.status === "archived") { removeItem(c.id); return; }
-    const current = document.getElementById("conversation")?.dataset.id;
-    let item = sidebar.querySelector(`li[data-id="${CSS.escape(c.id)}"]`);
-    const link = item ? item.querySelector("a") : el("a", { href: `/conversations/${c.id}/` });
-    link.textContent = c.title || _("Untitled");
-    if (c.id === current) link.setAttribute("aria-current", "page");
-    const group = groupFor(c.project_id);
-    if (item && item.closest(".sidebar-group") !== group) removeItem(c.id);
-    if (!item || !item.isConnected) item = el("li", { "data-id": c.id }, link);
-    group.querySelector("ul").prepend(item); // newest activity first
-    group.parentElement.prepend(group);
+    if (!c || !c.id) return;
+    const existing = sidebar.querySelector(`#sidebar-groups li[data-id="${CSS.escape(c.id)}"]`);
+    if (c.status === "archived" || c.temporary) { removeItem(c.id); refreshEmpty(); return; }
+    // A frame may carry only some fields: keep what the sidebar already knows.
+    const known = existing ? {
+      title: existing.querySelector("a").textContent,
+      pinned: Boolean(existing.closest('[data-group="pinned"]')),
+      project_id: existing.closest(".project-folder")?.dataset.project ?? null,
+    } : {};
+    const merged = { ...known, ...c };
+    if (!("title" in c) && existing) merged.title = known.title;
+    removeItem(c.id);
+    listFor(merged).prepend(item(merged)); // newest activity first
+    refreshEmpty();
   });
 }

@@ -1,10 +1,12 @@
 // The conversation page: live chat over the socket, per-message and header actions.
-import { api, upload } from "./api.js";
+import { api } from "./api.js";
+import { initComposer, newClientId } from "./composer.js";
 import { confirmDialog, copyText, el, parseFragment, toast } from "./dom.js";
 import { _, format } from "./i18n.js";
 import { share } from "./live.js";
 import { initHeader } from "./header.js";
 import { ConversationSocket } from "./socket.js";
+import { stepText } from "./steps.js";
 
 const root = document.getElementById("conversation");
 const list = document.getElementById("messages");
@@ -124,28 +126,30 @@ function ensureStreaming() {
   if (streaming) return streaming;
   const stick = nearBottom();
   streaming = el("li", { className: "message assistant streaming", "aria-busy": "true" },
+    el("ol", { className: "live-steps", "aria-label": _("Working…") }),
     el("div", { className: "bubble" },
       el("span", { className: "visually-hidden", text: _("Assistant is replying:") }),
       el("div", { className: "content plain stream-text" }),
-      el("span", { className: "cursor", "aria-hidden": "true" })),
-    el("details", { className: "trace live", open: true },
-      el("summary", { text: _("Working…") }), el("ol", { className: "steps" })));
+      el("span", { className: "cursor", "aria-hidden": "true" })));
   list.append(streaming);
   if (stick) scrollToBottom();
   return streaming;
 }
 
 // --- state -----------------------------------------------------------------------------
+// While a reply runs the box stays open: what is sent meanwhile waits in the queue.
 function setRunning(value) {
   running = value;
-  sendButton.disabled = value;
-  input.disabled = value;
   stopButton.hidden = !value;
   root.classList.toggle("running", value);
+  showSendButton();
   if (!value && !pendingSend) {
-    input.disabled = false;
     if (document.activeElement === document.body || document.activeElement === stopButton) input.focus();
+    flushQueue();
   }
+}
+function showSendButton() {
+  sendButton.hidden = running && !input.value.trim();
 }
 
 function showError(text) {
@@ -157,7 +161,7 @@ const ERROR_TEXT = {
   invalid: () => _("That message could not be sent."),
   too_long: () => _("That message is too long."),
   rate_limited: () => _("You are sending messages too fast; wait a moment."),
-  busy: () => _("A reply is already running."),
+  busy: () => _("A reply is already running; your message waits until it ends."),
   llm_unavailable: () => _("The model is not available right now."),
   not_found: () => _("This conversation no longer exists."),
 };
@@ -183,10 +187,11 @@ const socket = new ConversationSocket(root.dataset.wsPath, {
     },
     onMessage(message) {
       texts.set(message.id, message.content);
+      countMessage(message);
       if (message.role === "user" && pendingSend !== null) {
         pendingSend = null;
         showError("");
-        if ((message.attachments || []).length) clearAttached();
+        if ((message.attachments || []).length) composer.clearFiles(message.attachments.map((a) => a.id));
       }
       // A message that does not follow the branch shown (an edit, another tab's switch):
       // show the current branch instead.
@@ -210,8 +215,8 @@ const socket = new ConversationSocket(root.dataset.wsPath, {
     },
     onThinking(frame) {
       const node = ensureStreaming();
-      node.querySelector(".steps").append(el("li", { className: `step step-${frame.step}` },
-        el("span", { className: "step-name", text: frame.step }), " ", el("code", { text: frame.content || "" })));
+      const text = stepText(frame);
+      if (text) node.querySelector(".live-steps").append(el("li", { className: `step step-${frame.step}`, text }));
     },
     onSources(frame) {
       const node = ensureStreaming();
@@ -223,8 +228,9 @@ const socket = new ConversationSocket(root.dataset.wsPath, {
         return el("li", {}, safe ? el("a", { href: s.url, target: "_blank", rel: "noopener", text: label })
           : el("span", { text: label }));
       });
-      node.append(el("details", { className: "sources" },
-        el("summary", { text: format(_("%(n)s sources"), { n: items.length }) }), el("ol", {}, ...items)));
+      node.append(el("details", { className: "details" },
+        el("summary", { text: format(_("%(n)s sources"), { n: items.length }) }),
+        el("div", { className: "details-body" }, el("ol", {}, ...items))));
     },
     onFinished(frame) {
       setRunning(false);
@@ -236,6 +242,7 @@ const socket = new ConversationSocket(root.dataset.wsPath, {
     },
     onIdle() {
       if (!pendingSend) setRunning(false);
+      flushQueue();
     },
     onConversation(conversation) {
       if ("current_message_id" in conversation && (conversation.current_message_id || null) !== shownLeaf()) {
@@ -253,18 +260,22 @@ const socket = new ConversationSocket(root.dataset.wsPath, {
     },
     onError(frame) {
       if (frame.code === "sensitive") {
-        if (pendingSend !== null && lastAsk && lastAsk.type === "message.send" && !input.value) {
-          input.value = pendingSend;
-          autosize();
-        }
+        if (pendingSend !== null && lastAsk && lastAsk.type === "message.send" && !input.value) composer.setText(pendingSend);
         pendingSend = null;
         setRunning(false);
-        showSensitive(frame);
+        if (lastAsk) composer.showSensitive(frame, lastAsk.content);
+        showError("");
+        return;
+      }
+      if (frame.code === "busy" && pendingSend !== null && lastAsk?.type === "message.send") {
+        // Another tab's reply is running: this one waits its turn, never lost.
+        enqueue(lastAsk, { front: true });
+        pendingSend = null;
         return;
       }
       showError((ERROR_TEXT[frame.code] || (() => frame.detail || _("Something went wrong.")))());
       if (pendingSend !== null) {
-        if (!input.value) input.value = pendingSend;
+        if (!input.value) composer.setText(pendingSend);
         pendingSend = null;
         if (frame.code !== "busy") setRunning(false);
       }
@@ -273,166 +284,89 @@ const socket = new ConversationSocket(root.dataset.wsPath, {
 });
 for (const li of messageItems()) socket.seen.add(li.dataset.id);
 
-// --- composer ----------------------------------------------------------------------------
-function newClientId() {
-  if (crypto.randomUUID) return crypto.randomUUID();
-  return `c-${Date.now()}-${Math.random().toString(36).slice(2)}`;
-}
-
-function autosize() {
-  input.style.height = "auto";
-  input.style.height = `${Math.min(input.scrollHeight, 240)}px`;
-}
-
-// --- attachments: uploaded as soon as they are picked, dropped or pasted; sent by id -----
-const strip = document.getElementById("attachment-strip");
-const attached = []; // {id (once uploaded), name, item}
-function formatSize(bytes) {
-  return bytes < 1024 * 1024 ? `${Math.max(1, Math.round(bytes / 1024))} KB` : `${(bytes / 1048576).toFixed(1)} MB`;
-}
-function forget(entry) {
-  attached.splice(attached.indexOf(entry), 1);
-  entry.item.remove();
-  strip.hidden = attached.length === 0;
-}
-async function attach(file) {
-  if (attached.length >= 10) { toast(_("At most 10 files per message."), { error: true }); return; }
-  const remove = el("button", { type: "button", className: "icon", "aria-label": format(_("Remove %(name)s"), { name: file.name }), text: "×" });
-  const preview = file.type.startsWith("image/") ? el("img", { alt: "", src: URL.createObjectURL(file) }) : null;
-  const item = el("li", { className: "uploading" }, preview, el("span", { className: "name", text: file.name }),
-    el("span", { className: "muted", text: formatSize(file.size) }), remove);
-  const entry = { id: null, name: file.name, item };
-  attached.push(entry);
-  remove.addEventListener("click", () => forget(entry));
-  strip.append(item);
-  strip.hidden = false;
-  try {
-    const answer = await upload(`/conversations/${conversationId}/attachments`, file);
-    entry.id = answer.id;
-    item.classList.remove("uploading");
-  } catch (error) {
-    forget(entry);
-    toast(format(_("%(name)s: %(problem)s"), { name: file.name, problem: error.message || _("upload failed") }), { error: true });
-  }
-}
-function attachAll(files) { for (const file of files) attach(file); }
-document.getElementById("attach-input").addEventListener("change", (event) => {
-  attachAll([...event.target.files]);
-  event.target.value = "";
+// --- composer: sends at once, or queues while a reply runs --------------------------------
+const composer = initComposer({
+  uploadPath: () => `/conversations/${conversationId}/attachments`,
+  onSubmit(content) {
+    const frame = { type: "message.send", content, client_id: newClientId() };
+    const ids = composer.attachmentIds();
+    if (ids.length) frame.attachments = ids;
+    if (running || pendingSend !== null || queue.length) {
+      enqueue(frame);
+      composer.setText("");
+      composer.clearFiles();
+      showSendButton();
+      return;
+    }
+    sendAsk(frame);
+  },
+  onResend(content, { confirm }) {
+    if (!lastAsk || running) return;
+    const frame = { ...lastAsk, content, client_id: newClientId() };
+    if (confirm) frame.confirm_sensitive = true;
+    sendAsk(frame);
+  },
 });
-input.addEventListener("paste", (event) => {
-  const files = [...(event.clipboardData?.files || [])];
-  if (files.length) { event.preventDefault(); attachAll(files); }
-});
-const composerForm = document.getElementById("composer");
-for (const target of [composerForm, document.getElementById("scroller")]) {
-  target.addEventListener("dragover", (event) => {
-    if ([...(event.dataTransfer?.types || [])].includes("Files")) { event.preventDefault(); composerForm.classList.add("dragging"); }
-  });
-  target.addEventListener("dragleave", () => composerForm.classList.remove("dragging"));
-  target.addEventListener("drop", (event) => {
-    composerForm.classList.remove("dragging");
-    if (!event.dataTransfer?.files?.length) return;
-    event.preventDefault();
-    attachAll([...event.dataTransfer.files]);
-  });
-}
-// Once the message holding them is stored, the strip empties.
-function clearAttached() { while (attached.length) forget(attached[0]); }
+input.addEventListener("input", showSendButton);
 
 // The last message.send / message.edit frame: a `sensitive` answer offers to resend it.
 let lastAsk = null;
 function sendAsk(frame) {
   lastAsk = frame;
-  hideSensitive();
+  composer.hideSensitive();
   pendingSend = frame.content;
-  if (frame.type === "message.send") { input.value = ""; autosize(); }
+  if (frame.type === "message.send") composer.setText("");
   startAction(frame);
 }
 
-document.getElementById("composer").addEventListener("submit", (event) => {
-  event.preventDefault();
-  const content = input.value.trim();
-  if (!content || running) return;
-  if (attached.some((a) => !a.id)) { toast(_("Wait until the files are uploaded.")); return; }
-  const frame = { type: "message.send", content, client_id: newClientId() };
-  if (attached.length) frame.attachments = attached.map((a) => a.id);
+// --- the queue: messages written while a reply runs, sent in order when it ends ------------
+// Kept in sessionStorage, so a reload (or a new chat's first message with files) loses none.
+const queueKey = `chat.queue.${conversationId}`;
+const queueList = document.getElementById("queue");
+let queue = [];
+try { queue = JSON.parse(sessionStorage.getItem(queueKey) || "[]"); } catch { queue = []; }
+
+function saveQueue() {
+  if (queue.length) sessionStorage.setItem(queueKey, JSON.stringify(queue));
+  else sessionStorage.removeItem(queueKey);
+  renderQueue();
+}
+function enqueue(frame, { front = false } = {}) {
+  if (queue.some((f) => f.client_id === frame.client_id)) return;
+  if (front) queue.unshift(frame); else queue.push(frame);
+  saveQueue();
+}
+function renderQueue() {
+  queueList.replaceChildren(...queue.map((frame) => {
+    const edit = el("button", { type: "button", className: "link", text: _("Edit") });
+    const cancel = el("button", { type: "button", className: "link", text: _("Cancel") });
+    const files = (frame.attachments || []).length;
+    const item = el("li", { "data-client-id": frame.client_id },
+      el("div", { className: "bubble", text: frame.content }),
+      el("div", { className: "queued-foot" },
+        el("span", { text: files ? format(_("Queued with %(n)s file(s): sent when the reply ends"), { n: files })
+          : _("Queued: sent when the reply ends") }), "·", edit, "·", cancel));
+    edit.addEventListener("click", () => {
+      queue = queue.filter((f) => f !== frame);
+      saveQueue();
+      composer.setText(input.value ? `${input.value}\n${frame.content}` : frame.content);
+      input.focus();
+    });
+    cancel.addEventListener("click", () => {
+      queue = queue.filter((f) => f !== frame);
+      saveQueue();
+      toast(_("Queued message removed."));
+    });
+    return item;
+  }));
+  queueList.hidden = queue.length === 0;
+}
+function flushQueue() {
+  if (running || pendingSend !== null || !queue.length || !socket.isOpen) return;
+  const frame = queue.shift();
+  saveQueue();
   sendAsk(frame);
-});
-
-// --- sensitive information (SPEC): the server found some; show where, offer to mask -------
-const sensitivePanel = document.getElementById("sensitive-panel");
-const KIND_TEXT = {
-  rrn: () => _("resident registration number"),
-  arc: () => _("alien registration number"),
-  phone: () => _("phone number"),
-  card: () => _("card number"),
-  bank_account: () => _("bank account number"),
-  email: () => _("e-mail address"),
-  passport: () => _("passport number"),
-  secret: () => _("password or secret key"),
-};
-function hideSensitive() { sensitivePanel.hidden = true; }
-
-// Offsets are code points (the server counts characters), not UTF-16 units.
-function spans(text, findings) {
-  const chars = Array.from(text);
-  const parts = [];
-  let last = 0;
-  for (const f of [...findings].sort((a, b) => a.start - b.start)) {
-    parts.push({ text: chars.slice(last, f.start).join("") });
-    parts.push({ text: chars.slice(f.start, f.end).join(""), kind: f.kind });
-    last = f.end;
-  }
-  parts.push({ text: chars.slice(last).join("") });
-  return parts;
 }
-
-function showSensitive(frame) {
-  if (!lastAsk) return;
-  const ask = lastAsk;
-  const parts = spans(ask.content, frame.findings || []);
-  const kinds = [...new Set((frame.findings || []).map((f) => f.kind))];
-  document.getElementById("sensitive-summary").textContent = format(
-    _("This message looks like it holds: %(kinds)s. It was not sent."),
-    { kinds: kinds.map((k) => (KIND_TEXT[k] || (() => k))()).join(", ") });
-  document.getElementById("sensitive-preview").replaceChildren(...parts.map((p) => (p.kind
-    ? el("mark", { className: "sensitive", title: (KIND_TEXT[p.kind] || (() => p.kind))(), text: p.text })
-    : document.createTextNode(p.text))));
-  document.getElementById("sensitive-send").hidden = frame.can_confirm === false;
-  sensitivePanel.hidden = false;
-  sensitivePanel.dataset.masked = parts.map((p) => (p.kind ? `[${p.kind}]` : p.text)).join("");
-  showError("");
-  document.getElementById("sensitive-mask").focus();
-}
-
-document.getElementById("sensitive-mask").addEventListener("click", () => {
-  if (!lastAsk || running) return;
-  sendAsk({ ...lastAsk, content: sensitivePanel.dataset.masked, client_id: newClientId() });
-});
-document.getElementById("sensitive-send").addEventListener("click", () => {
-  if (!lastAsk || running) return;
-  sendAsk({ ...lastAsk, client_id: newClientId(), confirm_sensitive: true });
-});
-document.getElementById("sensitive-cancel").addEventListener("click", () => {
-  hideSensitive();
-  input.focus();
-});
-
-input.addEventListener("keydown", (event) => {
-  if (event.key === "Enter" && !event.shiftKey && !event.isComposing && event.keyCode !== 229) {
-    event.preventDefault();
-    document.getElementById("composer").requestSubmit();
-  }
-});
-input.addEventListener("input", autosize);
-input.addEventListener("keydown", (event) => {
-  if (event.key !== "ArrowUp" || input.value || running) return;
-  const mine = messageItems().filter((li) => li.dataset.role === "user");
-  if (!mine.length) return;
-  event.preventDefault();
-  openEditor(mine[mine.length - 1]);
-});
 
 function stop() {
   if (!running) return;
@@ -654,6 +588,7 @@ if ("IntersectionObserver" in window) {
     }, { root: scroller, rootMargin: "200px 0px 0px 0px" }).observe(older);
   }, 500);
 }
-autosize();
+composer.autosize();
+renderQueue();
 socket.connect();
 window.chatSocket = socket; // for debugging and the browser tests

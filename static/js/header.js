@@ -1,9 +1,11 @@
-// The conversation header: rename inline, summarize, archive, move, delete, export menu.
+// The conversation header: rename inline, the model, and the ⋯ menu (pin, project,
+// instructions, summarize, export, share, archive, delete) with its dialogs.
 import { api } from "./api.js";
 import { confirmDialog, copyText, el, toast } from "./dom.js";
-import { _, format, formatNumber, ngettext } from "./i18n.js";
+import { _, format, formatDate, formatNumber, ngettext } from "./i18n.js";
+import { share } from "./live.js";
 
-// Wire the header's controls; return `updateHeader(conversation)` for live updates.
+// Wire the header's controls; return `{updateHeader, countMessage}` for live updates.
 export function initHeader(root, conversationId) {
   const title = document.getElementById("conv-title");
   const renameForm = document.getElementById("rename-form");
@@ -11,23 +13,29 @@ export function initHeader(root, conversationId) {
   const renameButton = document.getElementById("rename-button");
 
   function updateHeader(conversation) {
-    if (renameForm.hidden) {
+    if ("title" in conversation && renameForm.hidden) {
       title.textContent = conversation.title || _("Untitled");
       renameInput.value = conversation.title || "";
       document.title = `${title.textContent} · ${document.title.split(" · ").pop()}`;
     }
-    const sidebarLink = document.querySelector(`#sidebar li[data-id="${conversation.id}"] a`);
-    if (sidebarLink) sidebarLink.textContent = conversation.title || _("Untitled");
-    const status = document.getElementById("conv-status");
-    const labels = { active: _("Active"), archived: _("Archived"), summarized: _("Summarized") };
-    status.textContent = labels[conversation.status] || conversation.status;
-    status.className = `badge status-${conversation.status}`;
-    const archive = document.getElementById("archive-button");
-    archive.dataset.archived = conversation.status === "archived" ? "1" : "0";
-    archive.textContent = conversation.status === "archived" ? _("Unarchive") : _("Archive");
+    if ("status" in conversation) {
+      const status = document.getElementById("conv-status");
+      const labels = { active: _("Active"), archived: _("Archived"), summarized: _("Summarized") };
+      status.textContent = labels[conversation.status] || conversation.status;
+      status.className = `badge status-${conversation.status}`;
+      status.hidden = conversation.status === "active";
+      const archive = document.getElementById("archive-button");
+      archive.dataset.archived = conversation.status === "archived" ? "1" : "0";
+      archive.querySelector("span").textContent = conversation.status === "archived" ? _("Unarchive") : _("Archive");
+    }
+    if ("pinned" in conversation) {
+      const pin = document.getElementById("pin-button");
+      pin.dataset.pinned = conversation.pinned ? "1" : "0";
+      pin.querySelector("span").textContent = conversation.pinned ? _("Unpin") : _("Pin");
+    }
     if (conversation.summary) showSummary(conversation.summary, conversation.summary_at);
     const project = document.getElementById("project-select");
-    if (document.activeElement !== project) project.value = conversation.project_id ?? "";
+    if ("project_id" in conversation && !project.closest("dialog").open) project.value = conversation.project_id ?? "";
     showInstructions(conversation);
     showStats(conversation.message_count, conversation.total_tokens_used);
   }
@@ -35,23 +43,35 @@ export function initHeader(root, conversationId) {
   // The model and instructions as another tab (or the API) left them.
   function showInstructions(conversation) {
     const model = document.getElementById("model-select");
-    if ("model" in conversation && document.activeElement !== model) model.value = conversation.model || "";
-    const menu = document.getElementById("instructions-menu");
-    if (!("system_prompt" in conversation) || menu.open) return;
+    if (model && "model" in conversation && document.activeElement !== model) model.value = conversation.model || "";
+    const dialog = document.getElementById("instructions-dialog");
+    if (!("system_prompt" in conversation) || dialog.open) return;
     document.getElementById("system-prompt").value = conversation.system_prompt || "";
     document.getElementById("temperature").value = conversation.temperature ?? "";
-    menu.querySelector("summary").textContent =
-      _("Instructions") + (conversation.system_prompt ? " •" : "");
+    const button = document.getElementById("instructions-button");
+    button.querySelector(".dot")?.remove();
+    if (conversation.system_prompt) button.append(el("span", { className: "dot", "aria-label": _("set") }));
   }
 
-  // "N messages, M tokens": every conversation.updated carries the counters, in every tab.
+  // "N messages · M tokens": conversation.updated carries the counters, in every tab; a
+  // message shown meanwhile counts at once (countMessage), so they never lag a reply.
   function showStats(messages, tokens) {
     if (typeof messages !== "number") return;
-    const template = ngettext("%(shown)s message, %(tokens)s tokens",
-      "%(shown)s messages, %(tokens)s tokens", messages);
+    root.dataset.messageCount = messages;
+    root.dataset.tokens = tokens || 0;
+    const template = ngettext("%(shown)s message · %(tokens)s tokens",
+      "%(shown)s messages · %(tokens)s tokens", messages);
     document.getElementById("conv-stats").textContent =
       format(template, { shown: formatNumber(messages), tokens: formatNumber(tokens || 0) });
   }
+  const counted = new Set();
+  function countMessage(message, { known = false } = {}) {
+    if (counted.has(message.id)) return;
+    counted.add(message.id);
+    if (known) return;
+    showStats(Number(root.dataset.messageCount) + 1, Number(root.dataset.tokens) + (message.tokens_used || 0));
+  }
+  for (const li of document.querySelectorAll("#messages li.message[data-id]")) counted.add(li.dataset.id);
 
   // The panel shows the summary's Markdown as the server renders (and sanitizes) it.
   let shownSummary = null;
@@ -73,7 +93,7 @@ export function initHeader(root, conversationId) {
         { dateStyle: "short", timeStyle: "short" }).format(new Date(at));
     }
     panel.hidden = false;
-    panel.open = true;
+    panel.querySelector("details").open = true;
   }
 
   function openRename() {
@@ -114,17 +134,28 @@ export function initHeader(root, conversationId) {
 
   document.getElementById("summarize-button").addEventListener("click", (event) => {
     const button = event.currentTarget;
-    const label = button.textContent;
-    button.textContent = _("Summarizing…");
+    toast(_("Summarizing…"));
     headerAction(button, async () => {
       const conversation = await api("POST", `/conversations/${conversationId}/summarize`, {});
-      showSummary(conversation.summary, conversation.summary_at);
+      await showSummary(conversation.summary, conversation.summary_at);
       updateHeader(conversation);
-    }).finally(() => { button.textContent = label; });
+      document.getElementById("summary-panel").scrollIntoView({ block: "nearest" });
+      toast(_("Summary written."));
+    });
+  });
+
+  document.getElementById("pin-button").addEventListener("click", (event) => {
+    const button = event.currentTarget;
+    headerAction(button, async () => {
+      const pinned = button.dataset.pinned !== "1";
+      const conversation = await api("PATCH", `/conversations/${conversationId}`, { pinned });
+      updateHeader(conversation);
+      share({ type: "conversation.updated", conversation });
+      toast(pinned ? _("Pinned.") : _("Unpinned."));
+    });
   });
 
   // Share links: listed when the menu opens; create copies the new link; revoke deletes it.
-  const shareMenu = document.getElementById("share-menu");
   const shareList = document.getElementById("share-list");
   function shareItem(share) {
     const url = el("input", { type: "text", readonly: true, value: share.url });
@@ -138,11 +169,11 @@ export function initHeader(root, conversationId) {
       item.remove();
       toast(_("Link revoked."));
     }));
-    const item = el("li", { "data-id": share.id }, url, copy, revoke);
+    const created = el("span", { className: "meta", text: format(_("Made %(when)s"), { when: formatDate(share.created_at) }) });
+    const item = el("li", { "data-id": share.id }, url, el("div", { className: "row" }, created, el("span", { className: "row" }, copy, revoke)));
     return item;
   }
-  shareMenu.addEventListener("toggle", async () => {
-    if (!shareMenu.open) return;
+  document.getElementById("share-button")?.addEventListener("click", async () => {
     try {
       const page = await api("GET", `/shares?conversation_id=${conversationId}`);
       shareList.replaceChildren(...page.items.map(shareItem));
@@ -150,7 +181,7 @@ export function initHeader(root, conversationId) {
       toast(error.message, { error: true });
     }
   });
-  document.getElementById("share-create").addEventListener("click", (event) => {
+  document.getElementById("share-create")?.addEventListener("click", (event) => {
     headerAction(event.currentTarget, async () => {
       const share = await api("POST", `/conversations/${conversationId}/shares`);
       shareList.prepend(shareItem(share));
@@ -168,16 +199,20 @@ export function initHeader(root, conversationId) {
     });
   });
 
-  document.getElementById("project-select").addEventListener("change", (event) => {
-    const select = event.currentTarget;
+  const projectDialog = document.getElementById("project-dialog");
+  projectDialog.addEventListener("close", () => {
+    if (projectDialog.returnValue !== "ok") return;
+    const select = document.getElementById("project-select");
     const value = select.value ? Number(select.value) : null;
     headerAction(select, async () => {
-      updateHeader(await api("PATCH", `/conversations/${conversationId}`, { project_id: value }));
+      const conversation = await api("PATCH", `/conversations/${conversationId}`, { project_id: value });
+      updateHeader(conversation);
+      share({ type: "conversation.updated", conversation });
       toast(_("Moved."));
     });
   });
 
-  document.getElementById("model-select").addEventListener("change", (event) => {
+  document.getElementById("model-select")?.addEventListener("change", (event) => {
     const select = event.currentTarget;
     headerAction(select, async () => {
       updateHeader(await api("PATCH", `/conversations/${conversationId}`, { model: select.value }));
@@ -195,7 +230,7 @@ export function initHeader(root, conversationId) {
         system_prompt: form.elements.system_prompt.value,
         temperature: temperature === "" ? null : Number(temperature),
       });
-      document.getElementById("instructions-menu").open = false;
+      document.getElementById("instructions-dialog").close();
       updateHeader(conversation);
       toast(_("Instructions saved."));
     });
@@ -210,8 +245,8 @@ export function initHeader(root, conversationId) {
   });
 
   document.getElementById("export-menu").addEventListener("click", (event) => {
-    if (event.target.closest("a")) event.currentTarget.open = false;
+    if (event.target.closest("a")) document.getElementById("export-dialog").close();
   });
 
-  return updateHeader;
+  return { updateHeader, countMessage };
 }

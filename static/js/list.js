@@ -15,9 +15,14 @@ const bulkButtons = [...document.querySelectorAll("[data-bulk]")];
 const bulkProject = document.getElementById("bulk-project");
 
 // --- filters ------------------------------------------------------------------------------
-for (const field of filters.querySelectorAll("select, input[type=date]")) {
+// A picked filter applies at once; dates apply on Enter or Apply (half-typed dates don't).
+for (const field of filters.querySelectorAll("select")) {
   field.addEventListener("change", () => filters.requestSubmit());
 }
+// Empty fields stay out of the address.
+filters.addEventListener("formdata", (event) => {
+  for (const [key, value] of [...event.formData.entries()]) if (!value) event.formData.delete(key);
+});
 
 function rowsUrl(cursor) {
   const params = new URLSearchParams(location.search);
@@ -69,6 +74,7 @@ function updateSelection() {
     ? format(ngettext("%(n)s selected", "%(n)s selected", ids.length), { n: ids.length }) : "";
   for (const button of bulkButtons) button.disabled = ids.length === 0;
   bulkProject.disabled = ids.length === 0;
+  document.getElementById("bulk-actions").hidden = ids.length === 0;
   selectAll.checked = ids.length > 0 && ids.length === boxes.length;
   selectAll.indeterminate = ids.length > 0 && ids.length < boxes.length;
 }
