@@ -201,9 +201,10 @@ async def astart_turn(
     base, seed = await abranch_base(conversation_id=conversation.pk, resume_after=resume_after)
     config, instructions = await aconversation_config(conversation, model=model)
     _model, _custom, memory_on = await aowner_settings(conversation)
+    # A temporary conversation neither reads nor saves memories (no remember tool).
     memory = (
         AgentMemory(user_id=owner_id, conversation_id=conversation.pk, message_id=user_message.pk)
-        if memory_on
+        if memory_on and not conversation.temporary
         else None
     )
     return Turn(

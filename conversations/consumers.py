@@ -18,7 +18,7 @@ from core.db_async import db_async
 from core.errors import NotFound, RateLimited, SensitiveInfo, ServiceError
 from core.groups import user_group
 
-from . import events
+from . import events, temporary
 from .branches import switch_branch
 from .realtime.frames import (
     CLIENT_FRAME,
@@ -92,6 +92,7 @@ class ConversationConsumer(ScopedConsumer):
     conversation_id: str | None = None
     token_id: int | None = None
     is_closed = False
+    temporary_owner: int | None = None  # set on a temporary conversation: it lives by its sockets
 
     # --- socket handlers ---------------------------------------------------------------
     async def connect(self) -> None:
@@ -116,14 +117,20 @@ class ConversationConsumer(ScopedConsumer):
         self.conversation_id = str(conversation.pk)
         hub = get_hub()
         await hub.join(self.conversation_id, self)
+        if conversation.temporary:
+            self.temporary_owner = conversation.created_by_id
+            await temporary.asocket_opened(self.conversation_id)
         ensure_watchdog(hub)
         await arecover_if_stale(conversation)  # opening a conversation shows a dead reply ended
 
     async def disconnect(self, code: int) -> None:
-        """Leave the fan-out; a running reply goes on without this socket."""
+        """Leave the fan-out; a running reply goes on without this socket (a temporary
+        conversation's last socket starts its grace period)."""
         self.is_closed = True
         if self.conversation_id is not None:
             await get_hub().leave(self.conversation_id, self)
+        if self.temporary_owner is not None:
+            await temporary.asocket_closed(self.conversation_id, owner_id=self.temporary_owner)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         """Parse one client frame and run its command; bad input gets an `error` frame."""

@@ -165,6 +165,7 @@ def pong() -> PongFrame:
 # --- senders --------------------------------------------------------------------------
 def send_on_commit(frame: Any, *, conversation_id: Any = None, user_id: Any = None) -> None:
     """Send `frame` to a conversation's sockets and/or a user's list pages after commit."""
+    user_id = _list_audience(frame, user_id)
     transaction.on_commit(lambda: _send_from_thread(frame, conversation_id, user_id))
 
 
@@ -185,6 +186,7 @@ def publish(
     called once the frame has been handed to them.
     """
     hub = get_hub()
+    user_id = _list_audience(frame, user_id)
     if conversation_id is not None:
         hub.post(
             conversation_id,
@@ -196,6 +198,18 @@ def publish(
         )
     if user_id is not None:
         hub.post_group(user_group(user_id), frame)
+
+
+def _list_audience(frame: Any, user_id: Any) -> Any:
+    """Return whose list pages hear `frame`: nobody's for a temporary conversation, which
+    is never listed (its own sockets still hear it)."""
+    if (
+        isinstance(frame, dict)
+        and frame.get("type") == "conversation.updated"
+        and frame["conversation"].get("temporary")
+    ):
+        return None
+    return user_id
 
 
 def _send_from_thread(frame: Any, conversation_id: Any, user_id: Any) -> None:

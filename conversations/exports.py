@@ -152,6 +152,7 @@ def conversation_header(conversation: Conversation, include_metadata: bool) -> d
         "model": conversation.model,
         "system_prompt": conversation.system_prompt,
         "temperature": conversation.temperature,
+        "pinned": conversation.pinned,
     }
     if include_metadata:
         header |= {

@@ -52,6 +52,8 @@ def fork_conversation(
         model=source.model,
         system_prompt=source.system_prompt,
         temperature=source.temperature,
+        # A temporary conversation's words stay out of lists and memories in its forks too.
+        temporary=source.temporary,
         parent_conversation=source,
         forked_from_message=message,
     )

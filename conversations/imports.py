@@ -114,6 +114,7 @@ class ImportedConversation(Input):
     model: Text | None = Field("", max_length=100, description="kept when still on offer")
     system_prompt: Text | None = Field("", max_length=INSTRUCTIONS_MAX_CHARS)
     temperature: float | None = Field(None, ge=0, le=2, allow_inf_nan=False, strict=True)
+    pinned: bool | None = Field(False, strict=True)
 
 
 class ExportFile(Input):
@@ -257,6 +258,7 @@ def store_conversation(*, user: Any, export: ExportFile) -> Conversation:
         model=header.model if header.model and find_model(header.model) else "",
         system_prompt=header.system_prompt or "",
         temperature=header.temperature,
+        pinned=bool(header.pinned),
     )
     if header.created_at is not None:  # auto_now_add stamped "now"
         Conversation.objects.filter(pk=conversation.pk).update(created_at=header.created_at)

@@ -87,6 +87,11 @@ class Conversation(models.Model):
     model = models.CharField(_("model"), max_length=100, blank=True, default="")
     system_prompt = models.TextField(_("system prompt"), blank=True, default="")
     temperature = models.FloatField(_("temperature"), null=True, blank=True)
+    # Shown first in the sidebar (SPEC: The shell and the landing).
+    pinned = models.BooleanField(_("pinned"), default=False)
+    # Set only at creation: never listed, searched, shared or used for memories; deleted
+    # when its last socket closes or a day after its last message (conversations/temporary.py).
+    temporary = models.BooleanField(_("temporary"), default=False, editable=False)
 
     class Meta:
         ordering = ["-updated_at", "-id"]
@@ -113,6 +118,12 @@ class Conversation(models.Model):
                 fields=["status", "archived_at"],
                 name="conv_archived",
                 condition=Q(status="archived"),
+            ),
+            # The purge of temporary conversations a day after their last message.
+            models.Index(
+                fields=["last_message_at", "created_at"],
+                name="conv_temporary",
+                condition=Q(temporary=True),
             ),
         ]
 

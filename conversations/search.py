@@ -21,7 +21,7 @@ from core.cursors import after_keyset, decode_keyset, encode_cursor
 from core.errors import Invalid
 
 from .models import Conversation, Message
-from .selectors import owned_by
+from .selectors import listed_by
 
 SortField = Literal["created_at", "updated_at", "last_message_at", "message_count"]
 SORT_FIELDS: tuple[str, ...] = ("created_at", "updated_at", "last_message_at", "message_count")
@@ -128,7 +128,7 @@ def _all_terms_match(field: str, terms: list[str]) -> Q:
 def _owned_conversation_ids(user: Any) -> list[Any]:
     # Fetched first so the planner walks the owner's messages by conversation (a few
     # thousand rows) instead of scanning every user's messages with ILIKE.
-    return list(owned_by(user).values_list("id", flat=True))
+    return list(listed_by(user).values_list("id", flat=True))
 
 
 def list_conversations(
@@ -145,13 +145,14 @@ def list_conversations(
     limit: int = 50,
     cursor: str | None = None,
 ) -> Page:
-    """Return one page of the user's conversations, filtered and sorted (keyset cursor)."""
+    """Return one page of the user's listed conversations (never temporary ones),
+    filtered and sorted (keyset cursor)."""
     if sort not in SORT_FIELDS:
         raise Invalid(f"Unknown sort; use one of: {', '.join(SORT_FIELDS)}.")
     if order not in ("asc", "desc"):
         raise Invalid("Unknown order; use asc or desc.")
     limit = max(1, min(int(limit), MAX_LIMIT))
-    qs: QuerySet[Conversation] = owned_by(user)
+    qs: QuerySet[Conversation] = listed_by(user)
     if status:
         if status not in Conversation.Status.values:
             raise Invalid(f"Unknown status; use one of: {', '.join(Conversation.Status.values)}.")
@@ -207,8 +208,9 @@ def search_messages(
     after: datetime | None = None,
     before: datetime | None = None,
 ) -> Page:
-    """Return the user's messages that match every term of `q`, best first, with snippets;
-    only `role`'s, written in [`after`, `before`) when given."""
+    """Return the user's messages that match every term of `q` (none of a temporary
+    conversation), best first, with snippets; only `role`'s, written in [`after`,
+    `before`) when given."""
     terms = split_terms(q or "")
     if not terms:
         raise Invalid("Give a search term (q).")
@@ -243,8 +245,9 @@ def search_messages(
             after_keyset(field=key_field, value=value, pk=pk, descending=True, nullable=False)
         )
     rows = list(
-        qs.only("id", "conversation_id", "content", "sequence_number", "role", "created_at")
-        .order_by(F(key_field).desc(), F("id").desc())[: limit + 1]
+        qs.only(
+            "id", "conversation_id", "content", "sequence_number", "role", "created_at"
+        ).order_by(F(key_field).desc(), F("id").desc())[: limit + 1]
     )
     next_cursor = None
     if len(rows) > limit:

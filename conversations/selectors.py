@@ -37,6 +37,11 @@ def owned_by(user: Any) -> QuerySet[Conversation]:
     return Conversation.objects.filter(created_by_id=pk)
 
 
+def listed_by(user: Any) -> QuerySet[Conversation]:
+    """Return the user's conversations that lists and searches show: all but temporary ones."""
+    return owned_by(user).filter(temporary=False)
+
+
 def access_conversation(
     *,
     user: Any,
@@ -194,11 +199,10 @@ def list_projects(*, user: Any) -> list[Project]:
 
 
 def list_recent_conversations(*, user: Any, limit: int = 50) -> list[Conversation]:
-    """Return the user's conversations with the newest activity first."""
+    """Return the user's listed conversations for the sidebar: pinned ones first, then the
+    rest, each with the newest activity first (temporary ones never)."""
     return list(
-        Conversation.objects.filter(created_by=user)
-        .select_related("project")
-        .order_by("-updated_at", "-id")[:limit]
+        listed_by(user).select_related("project").order_by("-pinned", "-updated_at", "-id")[:limit]
     )
 
 
@@ -213,9 +217,10 @@ def search_messages_for_agent(
 ) -> list[dict[str, Any]]:
     """Return the user's messages in other conversations that mention `query`."""
     words = [w for w in query.split() if len(w) > 1][:5] or [query.strip()]
-    rows = Message.objects.filter(conversation__created_by_id=user_id).exclude(
-        conversation_id=exclude_conversation_id
-    )
+    # A temporary conversation's messages are never recalled elsewhere.
+    rows = Message.objects.filter(
+        conversation__created_by_id=user_id, conversation__temporary=False
+    ).exclude(conversation_id=exclude_conversation_id)
     for word in words:
         rows = rows.filter(content__icontains=word)
     rows = rows.select_related("conversation").order_by("-created_at")[:limit]

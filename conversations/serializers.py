@@ -39,6 +39,8 @@ def conversation_to_dict(conversation: Conversation) -> dict[str, Any]:
         "model": conversation.model,
         "system_prompt": conversation.system_prompt,
         "temperature": conversation.temperature,
+        "pinned": conversation.pinned,
+        "temporary": conversation.temporary,
         "is_flagged": conversation.is_flagged,
         "flag_reason": conversation.flag_reason,
     }

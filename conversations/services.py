@@ -27,6 +27,7 @@ EDITABLE_FIELDS = {
     "model",
     "system_prompt",
     "temperature",
+    "pinned",
 }
 DESCRIPTION_MAX_LENGTH = 10_000
 SERVICE_ID_MAX_LENGTH = 100
@@ -87,10 +88,12 @@ def create_conversation(
     model: str = "",
     system_prompt: str = "",
     temperature: float | None = None,
+    temporary: bool = False,
 ) -> Conversation:
-    """Create a conversation owned by `user`."""
+    """Create a conversation owned by `user` (`temporary`: see conversations/temporary.py)."""
     conversation = Conversation.objects.create(
         created_by=user,
+        temporary=temporary is True,
         model=_clean_model(model),
         system_prompt=_clean_text(
             system_prompt, field="System prompt", max_length=INSTRUCTIONS_MAX_CHARS
@@ -109,8 +112,9 @@ def create_conversation(
 
 @transaction.atomic
 def update_conversation(*, conversation: Conversation, **changes: Any) -> Conversation:
-    """Change title, description, status, project, service_id, model, system prompt or
-    temperature; validate all first."""
+    """Change title, description, status, project, service_id, model, system prompt,
+    temperature or pinned; validate all first. Pinning alone leaves `updated_at` (the
+    conversation's place among the recent ones) as it is."""
     unknown = set(changes) - EDITABLE_FIELDS
     if unknown:
         raise Invalid(f"Unknown field: {', '.join(sorted(unknown))}.")
@@ -133,6 +137,10 @@ def update_conversation(*, conversation: Conversation, **changes: Any) -> Conver
         )
     if "temperature" in changes:
         cleaned["temperature"] = _clean_temperature(changes["temperature"])
+    if "pinned" in changes:
+        if not isinstance(changes["pinned"], bool):
+            raise Invalid("pinned must be true or false.")
+        cleaned["pinned"] = changes["pinned"]
     if "status" in changes:
         if changes["status"] not in Conversation.Status.values:
             raise Invalid(f"Unknown status; use one of: {', '.join(Conversation.Status.values)}.")
@@ -153,7 +161,10 @@ def update_conversation(*, conversation: Conversation, **changes: Any) -> Conver
     for field, value in cleaned.items():
         setattr(locked, field, value)
         setattr(conversation, field, value)
-    locked.save(update_fields=[*cleaned, "updated_at"])
+    if cleaned and set(cleaned) <= {"pinned"}:
+        Conversation.objects.filter(pk=locked.pk).update(**cleaned)
+    else:
+        locked.save(update_fields=[*cleaned, "updated_at"])
     events.send_conversation_on_commit(locked)
     return locked
 

@@ -24,8 +24,11 @@ PAGE_MAX_MESSAGES = 2000
 
 @transaction.atomic
 def create_share(*, user: Any, conversation_id: Any) -> Share:
-    """Snapshot the conversation's current branch as it is now; return its link row."""
+    """Snapshot the conversation's current branch as it is now; return its link row
+    (a temporary conversation: 409 `temporary_conversation`)."""
     conversation = get_conversation_for_user(user=user, conversation_id=conversation_id)
+    if conversation.temporary:
+        raise Conflict("A temporary conversation cannot be shared.", code="temporary_conversation")
     if Share.objects.filter(created_by=user).count() >= MAX_SHARES_PER_USER:
         raise Conflict(
             f"You have {MAX_SHARES_PER_USER} share links; revoke some first.", code="too_many"

@@ -23,13 +23,15 @@ from conversations import (
     services,
     summaries,
 )
+from conversations.models import Conversation
 from conversations.serializers import conversation_to_dict
-from core.errors import ServiceError, TooLarge
+from core.errors import TooLarge
 from core.streaming import astream
 
 from .schemas import (
     BulkIn,
     BulkOut,
+    ConversationCreatedOut,
     ConversationCreateIn,
     ConversationDetailOut,
     ConversationFilters,
@@ -72,41 +74,44 @@ def list_conversations(request: HttpRequest, filters: Query[ConversationFilters]
     return {"items": [conversation_to_dict(c) for c in page.items], "next_cursor": page.next_cursor}
 
 
-@router.post("/conversations", response={201: ConversationOut, **ERRORS})
+@router.post("/conversations", response={201: ConversationCreatedOut, **ERRORS})
 async def create_conversation(request: HttpRequest, payload: ConversationCreateIn):
-    """Create a conversation; `initial_message` is then sent as its first message.
+    """Create a conversation, with its first message when `initial_message` is given.
 
-    The reply to it runs in the background (follow it on the websocket or with
-    `GET …/messages`). If the message is refused (too long, rate limited), no
-    conversation is created.
+    The conversation and that message are stored together: a message refused (too long,
+    NUL, sensitive information without `confirm_sensitive`, rate limited, an attachment
+    that is not an unsent upload of it) creates no conversation. The reply then runs in
+    the background exactly as for a websocket `message.send`: follow it on the socket
+    (`sync` shows the text so far) or with `GET …/messages`. `temporary` is set here only.
     """
-    data = payload.dict()
-    if data["initial_message"] is not None:
-        replies.clean_content(data["initial_message"])
-    conversation = await sync_to_async(services.create_conversation)(
-        user=request.auth,
-        title=data["title"],
-        description=data["description"],
-        project=data["project_id"],
-        service_id=data["service_id"],
-        model=data["model"],
-        system_prompt=data["system_prompt"],
-        temperature=data["temperature"],
+    conversation, started = await start_conversation(user=request.auth, payload=payload)
+    body = await sync_to_async(conversation_to_dict)(conversation)
+    if started is not None:
+        body |= {"initial_message_id": str(started.user_message.pk), "run_id": str(started.run_id)}
+    return Status(201, body)
+
+
+async def start_conversation(
+    *, user: Any, payload: ConversationCreateIn
+) -> tuple[Conversation, replies.StartedReply | None]:
+    """Create the conversation `payload` describes and, with its `initial_message`, store
+    that message and start the reply (on the running loop, which must be the server's)."""
+    fields = payload.dict(exclude={"initial_message", "project_id"})
+    fields["project"] = payload.project_id
+    message = payload.initial_message
+    if message is None:
+        conversation = await sync_to_async(services.create_conversation)(user=user, **fields)
+        return conversation, None
+    started = await replies.start_reply(
+        user=user,
+        content=message.content,
+        client_id=message.client_id,
+        confirm_sensitive=message.confirm_sensitive,
+        attachments=message.attachments,
+        new_conversation=fields,
     )
-    if data["initial_message"] is not None:
-        try:
-            await replies.start_reply(
-                user=request.auth,
-                conversation_id=conversation.pk,
-                content=data["initial_message"],
-            )
-        except ServiceError:
-            await sync_to_async(services.delete_conversation)(conversation=conversation)
-            raise
-        conversation = await sync_to_async(selectors.get_conversation_for_user)(
-            user=request.auth, conversation_id=conversation.pk
-        )
-    return Status(201, await sync_to_async(conversation_to_dict)(conversation))
+    assert started.conversation is not None
+    return started.conversation, started
 
 
 class ImportedPage(Schema):
@@ -211,10 +216,19 @@ def get_conversation(request: HttpRequest, conversation_id: str):
 @router.patch("/conversations/{conversation_id}", response={200: ConversationOut, **ERRORS})
 def update_conversation(request: HttpRequest, conversation_id: str, payload: ConversationPatchIn):
     """Change title, description, status, project, service_id, model (an id `GET /models`
-    lists, blank for the default; another → 422), system prompt or temperature."""
+    lists, blank for the default; another → 422), system prompt, temperature or pinned
+    (`temporary` is set only at creation)."""
     conversation = _owned(request, conversation_id)
     changes = payload.dict(exclude_unset=True)
-    for field in ("title", "description", "status", "service_id", "model", "system_prompt"):
+    for field in (
+        "title",
+        "description",
+        "status",
+        "service_id",
+        "model",
+        "system_prompt",
+        "pinned",
+    ):
         if field in changes and changes[field] is None:
             del changes[field]  # null means "leave as is" for these; project_id and
             # temperature null clear them

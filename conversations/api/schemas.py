@@ -6,6 +6,7 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from ninja import Field, Schema
+from pydantic import field_validator
 
 from conversations.models import INSTRUCTIONS_MAX_CHARS
 from core.schemas import Input, Text, Time
@@ -46,8 +47,20 @@ class ConversationOut(Schema):
     model: str = Field(description="blank: the owner's default model, else the site's")
     system_prompt: str
     temperature: float | None
+    pinned: bool = Field(description="listed first in the sidebar")
+    temporary: bool = Field(
+        description="never listed, searched, shared or remembered; deleted when its last"
+        " socket closes or a day after its last message"
+    )
     is_flagged: bool
     flag_reason: str
+
+
+class ConversationCreatedOut(ConversationOut):
+    initial_message_id: str | None = Field(None, description="the stored `initial_message`")
+    run_id: str | None = Field(
+        None, description="the reply to it, running: also the id its stored message will have"
+    )
 
 
 class ForkRef(Schema):
@@ -84,6 +97,17 @@ SystemPrompt = Annotated[Text, Field(max_length=INSTRUCTIONS_MAX_CHARS)]
 Temperature = Annotated[float, Field(ge=0, le=2, allow_inf_nan=False, strict=True)]
 
 
+class MessageSendIn(Input):
+    content: Text
+    client_id: Text | None = Field(None, min_length=1, max_length=100)
+    confirm_sensitive: bool = Field(
+        False, strict=True, description="store it although it holds sensitive information"
+    )
+    attachments: list[Annotated[Text, Field(max_length=100)]] = Field(
+        default_factory=list, max_length=10, description="ids of this conversation's uploads"
+    )
+
+
 class ConversationCreateIn(Input):
     title: Text = Field("", max_length=200)
     description: Text = Field("", max_length=10_000)
@@ -92,9 +116,22 @@ class ConversationCreateIn(Input):
     model: ModelId = ""
     system_prompt: SystemPrompt = ""
     temperature: Temperature | None = None
-    initial_message: Text | None = Field(
-        None, description="sent as the first message (the reply runs as for POST …/messages)"
+    temporary: bool = Field(
+        False,
+        strict=True,
+        description="never listed, searched, shared or remembered; set only at creation",
     )
+    initial_message: MessageSendIn | None = Field(
+        None,
+        description="stored as the first message with the conversation (a refused message"
+        " creates no conversation); the reply runs in the background as for `message.send`."
+        " A bare string is taken as its `content`.",
+    )
+
+    @field_validator("initial_message", mode="before")
+    @classmethod
+    def _content_alone(cls, value: Any) -> Any:
+        return {"content": value} if isinstance(value, str) else value
 
 
 class ConversationPatchIn(Input):
@@ -106,6 +143,7 @@ class ConversationPatchIn(Input):
     model: ModelId | None = None
     system_prompt: SystemPrompt | None = None
     temperature: Temperature | None = Field(None, description="null: the model's default")
+    pinned: bool | None = Field(None, strict=True, description="listed first in the sidebar")
 
 
 class AttachmentOut(Schema):
@@ -147,17 +185,6 @@ class MessageOut(Schema):
 class MessagePage(Schema):
     items: list[MessageOut]
     next_cursor: str | None
-
-
-class MessageSendIn(Input):
-    content: Text
-    client_id: Text | None = Field(None, min_length=1, max_length=100)
-    confirm_sensitive: bool = Field(
-        False, strict=True, description="store it although it holds sensitive information"
-    )
-    attachments: list[Annotated[Text, Field(max_length=100)]] = Field(
-        default_factory=list, max_length=10, description="ids of this conversation's uploads"
-    )
 
 
 class ReplyOut(Schema):

@@ -29,7 +29,7 @@ from core.errors import Invalid, NotFound, SensitiveInfo, TooLarge
 from core.llm_catalog import acheck_model
 
 from .. import agent_service, events, summaries, titles
-from ..models import Message, ReplyRun
+from ..models import Conversation, Message, ReplyRun
 from ..realtime import progress
 from ..realtime.coalescer import Coalescer
 from ..realtime.frames import ErrorFrame, SyncStateFrame
@@ -48,6 +48,7 @@ ErrorCallback = Callable[[ErrorFrame], Awaitable[None]]
 
 _access = db_async(access_conversation, close_serial=False)
 _claim = db_async(store.claim_reply, close_serial=False)
+_claim_first = db_async(store.claim_first_reply, close_serial=False)
 _finish = db_async(store.finish_run)
 _running_run = db_async(store.running_run)
 _conversation_of = db_async(store.conversation_of_message, close_serial=False)
@@ -61,6 +62,7 @@ class StartedReply:
     run_id: uuid.UUID | None  # None: a repeated client_id whose reply is not running here
     created: bool  # False: the client_id was seen before; nothing new was stored
     _done: asyncio.Future[Message | None] = field(repr=False)
+    conversation: Conversation | None = None  # as the claim left it (counters, title)
 
     def assistant_message(self) -> Awaitable[Message | None]:
         """Wait for the stored reply (cancelling the wait leaves the reply running).
@@ -133,6 +135,7 @@ async def start_reply(
     confirm_sensitive: bool = False,
     attachments: Any = None,
     on_error: ErrorCallback | None = None,
+    new_conversation: dict[str, Any] | None = None,
 ) -> StartedReply:
     """Start a reply: to a new message (send), or a new version of an earlier one.
 
@@ -147,6 +150,8 @@ async def start_reply(
     `confirm_sensitive` (and SENSITIVE_CHECK is not `block`); a confirmed one records the
     kinds it holds.
 
+    With `new_conversation` (`create_conversation`'s fields; a send) the conversation is
+    created with the message, in the claim's transaction: nothing refused leaves a row.
     Without `conversation_id` the conversation is the message's. Raises NotFound,
     Invalid, TooLarge, RateLimited, or Conflict(code="busy") when a reply is already
     running in the conversation; none of them stores anything. `on_error` hears
@@ -154,6 +159,8 @@ async def start_reply(
     """
     sensitive_kinds: tuple[str, ...] = ()
     attachment_ids: list[Any] = []
+    if new_conversation is not None and kind != "send":
+        raise Invalid("A new conversation starts with a message sent.")
     if kind in ("send", "edit"):
         content = clean_content(content)
         client_id = clean_client_id(client_id)
@@ -172,12 +179,20 @@ async def start_reply(
         attachments=tuple(attachment_ids),
     )
     await acheck_rate(user_id=user.pk)
-    if conversation_id is None:
+    if conversation_id is None and new_conversation is None:
         conversation_id = await _conversation_of(user=user, message_id=message_id)
     hub = get_hub()
     ensure_watchdog(hub)
 
     async def claim() -> store.Claim:
+        if new_conversation is not None:
+            return await _claim_first(
+                user=user,
+                conversation=new_conversation,
+                ask=ask,
+                run_id=uuid.uuid4(),
+                owner=PROCESS_ID,
+            )
         return await _claim(
             user=user,
             conversation_id=conversation_id,
@@ -198,7 +213,9 @@ async def start_reply(
             return _repeated(hub, claimed)
         run = ReplyRunner(hub, claimed, on_error, model=model or None)
         run.begin()
-        return StartedReply(claimed.user_message, run.run_id, True, run.done)
+        return StartedReply(
+            claimed.user_message, run.run_id, True, run.done, conversation=claimed.conversation
+        )
 
     # Shielded: a caller that goes away (an HTTP client disconnecting) must not leave a
     # claimed run without its task; the run goes on and is stored as usual.

@@ -158,6 +158,20 @@ def claim_reply(
     return Claim(conversation, with_sibling_ids(question), True, run, None, resume_after, continues)
 
 
+@transaction.atomic
+def claim_first_reply(
+    *, user: Any, conversation: dict[str, Any], ask: Ask, run_id: uuid.UUID, owner: str
+) -> Claim:
+    """Create the user's conversation (`conversation`: `create_conversation`'s fields) with
+    `ask`'s message as its first, and start run `run_id`.
+
+    One transaction: a message refused here (an attachment that is not the user's, an
+    unknown model) leaves no conversation behind.
+    """
+    created = services.create_conversation(user=user, **conversation)
+    return claim_reply(user=user, conversation_id=created.pk, ask=ask, run_id=run_id, owner=owner)
+
+
 def _target(conversation: Conversation, ask: Ask) -> Message | None:
     """Return the message `ask` acts on (None for a send); check that the ask applies."""
     if ask.kind == "send":

@@ -308,6 +308,14 @@ const composer = initComposer({
   },
 });
 input.addEventListener("input", showSendButton);
+// Up in the empty box edits the last message of yours (as in a terminal or Slack).
+input.addEventListener("keydown", (event) => {
+  if (event.key !== "ArrowUp" || input.value || running) return;
+  const mine = messageItems().filter((li) => li.dataset.role === "user");
+  if (!mine.length) return;
+  event.preventDefault();
+  openEditor(mine[mine.length - 1]);
+});
 
 // The last message.send / message.edit frame: a `sensitive` answer offers to resend it.
 let lastAsk = null;
@@ -534,7 +542,7 @@ list.addEventListener("click", async (event) => {
 });
 
 // --- header ------------------------------------------------------------------------------
-const updateHeader = initHeader(root, conversationId);
+const { updateHeader, countMessage } = initHeader(root, conversationId);
 
 // --- older messages ---------------------------------------------------------------------------
 const older = document.getElementById("older");

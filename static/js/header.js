@@ -158,8 +158,8 @@ export function initHeader(root, conversationId) {
   // Share links: listed when the menu opens; create copies the new link; revoke deletes it.
   const shareList = document.getElementById("share-list");
   function shareItem(share) {
-    const url = el("input", { type: "text", readonly: true, value: share.url });
-    url.setAttribute("aria-label", _("Share link"));
+    // The whole link, wrapped where it must: never cut off (an <input> scrolls it away).
+    const url = el("a", { className: "share-url", href: share.url, target: "_blank", rel: "noopener", text: share.url });
     const copy = el("button", { type: "button", text: _("Copy") });
     copy.addEventListener("click", async () => { await copyText(share.url); toast(_("Link copied.")); });
     const revoke = el("button", { type: "button", className: "danger", text: _("Revoke") });

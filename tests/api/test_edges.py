@@ -50,7 +50,7 @@ def test_the_list_page_explains_a_bad_filter_instead_of_failing(alice_client, qu
 
 
 def test_a_nul_in_the_new_conversation_title_is_refused(alice_client):
-    response = alice_client.post("/conversations/new/", {"title": "a\u0000b"})
+    response = alice_client.post("/conversations/new/", {"title": "a\u0000b", "content": "hi"})
     assert response.status_code == 400
     assert not Conversation.objects.exists()
 

@@ -44,7 +44,7 @@ def test_list_shows_only_own_conversations(alice_client, alice, bob):
 
 
 def test_creating_with_over_long_title_is_400_and_creates_nothing(alice_client):
-    response = alice_client.post("/conversations/new/", {"title": "x" * 201})
+    response = alice_client.post("/conversations/new/", {"title": "x" * 201, "content": "hi"})
     assert response.status_code == 400
     assert not Conversation.objects.exists()
 

@@ -58,9 +58,9 @@ def test_send_streams_tokens_then_shows_the_stored_reply(new_context, alice, pag
     stream = page.locator("li.message.streaming .stream-text")
     expect(stream).not_to_be_empty()
     expect(page.locator("#stop-button")).to_be_visible()
-    expect(page.locator("#send-button")).to_be_disabled()
+    expect(page.locator("#send-button")).to_be_hidden()  # until something is typed: then it queues
     reply = _wait_stored(page, conversation)
-    expect(page.locator("#send-button")).to_be_enabled()
+    expect(page.locator("#send-button")).to_be_visible()
     expect(page.locator("#stop-button")).to_be_hidden()
     shown = page.locator("li.message.assistant .content").inner_text()
     assert " ".join(shown.split()) == " ".join(reply.content.split())
@@ -135,7 +135,8 @@ def test_fork_from_a_message_lands_on_the_fork(new_context, alice):
     page = _open(new_context, alice, conversation)
     second = page.locator("li.message").nth(1)
     second.hover()
-    second.get_by_role("button", name="Fork from here").click()
+    second.locator(".msg-menu > summary").click()
+    second.get_by_role("menuitem", name="Fork from here").click()
     page.wait_for_url(lambda url: str(conversation.id) not in url)
     expect(page.locator("#parent-link")).to_have_text("Fork source")
     expect(page.locator("li.message")).to_have_count(2)
@@ -146,7 +147,8 @@ def test_summarize_shows_the_summary(new_context, alice):
     conversation = _two_turns(alice, title="Summarize me")
     page = _open(new_context, alice, conversation)
     expect(page.locator("#summary-panel")).to_be_hidden()
-    page.get_by_role("button", name="Summarize").click()
+    page.locator("#conv-menu > summary").click()
+    page.get_by_role("menuitem", name="Summarize").click()
     expect(page.locator("#summary-panel")).to_be_visible(timeout=20_000)
     expect(page.locator("#summary-text")).not_to_be_empty()
     conversation.refresh_from_db()
@@ -164,7 +166,8 @@ def test_summarize_shows_the_summary(new_context, alice):
 def test_export_downloads_a_file_with_the_conversation(new_context, alice, tmp_path):
     conversation = _two_turns(alice, title="Export me")
     page = _open(new_context, alice, conversation)
-    page.get_by_text("Export", exact=True).click()
+    page.locator("#conv-menu > summary").click()
+    page.get_by_role("menuitem", name="Export…").click()
     with page.expect_download() as info:
         page.get_by_role("link", name="Markdown (.md)").click()
     path = tmp_path / info.value.suggested_filename
@@ -183,7 +186,7 @@ def test_search_finds_a_korean_word_inside_a_sentence_and_jumps_to_it(new_contex
     )
     page = new_context(alice).new_page()
     page.goto("/")
-    page.get_by_placeholder("Search titles and messages").fill("회의")
+    page.get_by_placeholder("Search", exact=True).fill("회의")  # the sidebar's search box
     page.keyboard.press("Enter")
     hit = page.locator(".hit").first
     expect(hit.locator("mark")).to_have_text("회의")
@@ -198,12 +201,12 @@ def test_search_finds_a_korean_word_inside_a_sentence_and_jumps_to_it(new_contex
 def test_new_conversation_in_another_tab_appears_in_the_list(new_context, alice):
     context = new_context(alice)
     listing = context.new_page()
-    listing.goto("/")
+    listing.goto("/conversations/")
     other = context.new_page()
     other.goto("/")
-    other.get_by_label("Title of the new conversation").fill("Made elsewhere")
-    other.get_by_role("button", name="New conversation").last.click()
-    other.wait_for_url("**/conversations/**")
+    other.fill("#composer-input", "Made elsewhere")
+    other.press("#composer-input", "Enter")
+    other.wait_for_url("**/conversations/*/")
     expect(listing.locator("#conversation-rows")).to_contain_text("Made elsewhere", timeout=15_000)
     expect(listing.locator("#sidebar")).to_contain_text("Made elsewhere")
 
@@ -216,12 +219,16 @@ def test_header_counts_follow_the_conversation_in_every_tab(
     second = _open(new_context, alice, conversation)
     for page in (first, second):
         watch(page, page_errors)
-        expect(page.locator("#conv-stats")).to_have_text("0 messages, 0 tokens")
+        expect(page.locator("#conv-stats")).to_have_text("0 messages · 0 tokens")
     _send(first, "Hello there")
+    # Live while the reply streams: the question counts at once, in both tabs.
+    expect(second.locator("li.message.streaming")).to_have_count(1)
+    for page in (first, second):
+        expect(page.locator("#conv-stats")).to_contain_text("1 message ·")
     stored = _wait_stored(first, conversation)
     conversation.refresh_from_db()
     assert conversation.message_count == 2 and stored is not None
-    expected = f"2 messages, {conversation.total_tokens_used:,} tokens"
+    expected = f"2 messages · {conversation.total_tokens_used:,} tokens"
     for page in (first, second):  # no reload: conversation.updated carried the counters
         expect(page.locator("#conv-stats")).to_have_text(expected)
     second.screenshot(path=str(tmp_path / "header-counts.png"))

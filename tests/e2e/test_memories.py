@@ -49,6 +49,9 @@ def test_a_fact_told_once_is_used_in_a_new_conversation_until_deleted(
     used = reply.locator(".memories-used")
     expect(used).to_contain_text("My dog's name is Bori.", timeout=20_000)
     assert "My dog's name is Bori." in message_texts(fake.chat_requests()[-1], "system")[0]
+    expect(reply.locator("details.details > summary")).to_contain_text("1 memory")
+    reply.locator("details.details > summary").click()
+    expect(used).to_be_visible()
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / "memories-light.png"))
 

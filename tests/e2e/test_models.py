@@ -29,11 +29,13 @@ def test_pick_a_second_model_set_a_system_prompt_and_send(
     picker.select_option("fake-large")
     expect(page.locator(".toast").last).to_contain_text("fake-large")
 
-    page.locator("#instructions-menu summary").click()
+    page.locator("#conv-menu > summary").click()
+    page.get_by_role("menuitem", name="Instructions…").click()
     page.fill("#system-prompt", "Answer like a pirate.")
     page.fill("#temperature", "0.4")
     page.locator("#instructions-save").click()
-    expect(page.locator("#instructions-menu summary")).to_have_text("Instructions •")
+    expect(page.locator("#instructions-dialog")).to_be_hidden()
+    expect(page.locator("#instructions-button .dot")).to_have_count(1)  # "set"
     conversation.refresh_from_db()
     assert (conversation.model, conversation.system_prompt, conversation.temperature) == (
         "fake-large",
@@ -50,7 +52,8 @@ def test_pick_a_second_model_set_a_system_prompt_and_send(
     assert body["model"] == "fake-large" and body["temperature"] == 0.4
     assert "Answer like a pirate." in message_texts(body, "system")[0]
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.locator("#instructions-menu summary").click()
+    page.locator("#conv-menu > summary").click()
+    page.get_by_role("menuitem", name="Instructions…").click()
     page.screenshot(path=str(SCREENSHOTS / "models-light.png"))
     assert page_errors == {"errors": [], "dialogs": []}
 
@@ -70,13 +73,12 @@ def test_the_settings_page_sets_the_default_model_and_custom_instructions(
     assert found.default_model == "fake-large"
     assert found.custom_instructions.startswith("I am a night-shift nurse")
 
-    # A new conversation from the list page, left on "your default model".
+    # A new chat, left on "default model".
     page.goto("/")
-    page.get_by_role("button", name="New conversation").first.click()
-    expect(page.locator("#composer-input")).to_be_enabled()
-    page.wait_for_function("() => window.chatSocket && window.chatSocket.isOpen")
+    expect(page.locator("#new-model")).to_have_value("")
     fake.clear()
     _send(page, "good morning")
+    page.wait_for_url("**/conversations/*/")
     reply = page.locator("li.message.assistant[data-final='1']").last
     expect(reply.locator(".meta .model")).to_have_text("fake-large", timeout=20_000)
     body = fake.chat_requests()[-1]

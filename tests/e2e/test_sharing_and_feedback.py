@@ -61,10 +61,11 @@ def test_a_share_link_opens_for_a_stranger_until_revoked(new_context, alice, pag
     conversation = _talk(alice, "Busan food tour")
     page = _open(new_context, alice, conversation)
     watch(page, page_errors)
-    page.locator("#share-menu summary").click()
+    page.locator("#conv-menu > summary").click()
+    page.get_by_role("menuitem", name="Share…").click()
     page.locator("#share-create").click()
     expect(page.locator("#share-list li")).to_have_count(1)
-    url = page.locator("#share-list li input").first.input_value()
+    url = page.locator("#share-list li .share-url").first.inner_text()
     assert "/s/" in url
 
     stranger = new_context().new_page()  # no login, no cookies
@@ -89,7 +90,7 @@ def test_a_share_link_opens_for_a_stranger_until_revoked(new_context, alice, pag
 def test_import_a_chatgpt_export_from_the_list_page(new_context, alice, page_errors):
     page = new_context(alice).new_page()
     watch(page, page_errors)
-    page.goto("/")
+    page.goto("/conversations/")
     page.set_input_files("#import-file", str(FIXTURES / "chatgpt_conversations.json"))
     expect(page.locator(".toast").last).to_contain_text("Imported 2 conversations", timeout=20_000)
     page.wait_for_load_state("load")

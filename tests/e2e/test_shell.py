@@ -114,7 +114,7 @@ def test_pin_puts_the_conversation_in_the_pinned_section(new_context, alice):
     assert pinned.pinned is False
 
 
-def test_temporary_chat_leaves_no_row_in_lists_search_or_memory(new_context, alice, alice_client):
+def test_temporary_chat_leaves_no_row_in_lists_search_or_memory(new_context, alice):
     page = new_context(alice).new_page()
     page.goto("/")
     page.locator("#temporary-toggle").click()
@@ -126,10 +126,11 @@ def test_temporary_chat_leaves_no_row_in_lists_search_or_memory(new_context, ali
     expect(page.locator(".banner.temporary")).to_be_visible()
     conversation = Conversation.objects.get(created_by=alice)
     assert conversation.temporary is True
-    # Not listed, not found, not in the sidebar, nothing remembered.
-    assert alice_client.get("/api/v1/conversations").json()["items"] == []
-    assert alice_client.get("/api/v1/search/messages", {"q": "Zorbaquix"}).json()["items"] == []
-    assert alice_client.get("/api/v1/memories").json()["items"] == []
+    # Not listed, not found, not in the sidebar, nothing remembered (asked as the user).
+    api = page.request
+    assert api.get("/api/v1/conversations").json()["items"] == []
+    assert api.get("/api/v1/search/messages?q=Zorbaquix").json()["items"] == []
+    assert api.get("/api/v1/memories").json()["items"] == []
     expect(page.locator(f'#sidebar li[data-id="{conversation.id}"]')).to_have_count(0)
     expect(page.locator("#share-button")).to_have_count(0)
 
@@ -148,11 +149,12 @@ def test_share_dialog_buttons_are_wider_than_tall_and_the_link_reads_whole(new_c
         for name in ("Copy", "Revoke"):
             box = item.get_by_role("button", name=name).bounding_box()
             assert box["width"] > box["height"], (name, viewport, box)
-        link = item.locator("input")
-        full = link.input_value()
-        assert full.startswith("http") and "/s/" in full
-        # The whole link fits in its box: nothing cut off.
-        assert link.evaluate("(i) => i.scrollWidth <= i.clientWidth + 1"), viewport
+        link = item.locator(".share-url")
+        full = link.inner_text()
+        assert full.startswith("http") and "/s/" in full and full == link.get_attribute("href")
+        # The whole link shows, wrapped if need be: nothing cut off or scrolled away.
+        assert link.evaluate("(a) => a.scrollWidth <= a.clientWidth + 1"), viewport
+        assert link.bounding_box()["x"] + link.bounding_box()["width"] <= viewport["width"]
 
 
 def test_an_attached_image_previews_without_a_console_error(new_context, alice):

@@ -26,7 +26,12 @@ def database_url() -> str:
     return f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
 
 
-def wait_for_port(port: int, proc: subprocess.Popen, timeout: float = 30) -> None:
+# Importing the app takes ~15 s of one core; several servers starting at once on a busy
+# two-core machine need far longer than that.
+START_TIMEOUT = 120.0
+
+
+def wait_for_port(port: int, proc: subprocess.Popen, timeout: float = START_TIMEOUT) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -65,8 +70,12 @@ def start_daphnes(
             )
         )
         ports.append(port)
-    for port, proc in zip(ports, procs, strict=True):
-        wait_for_port(port, proc)
+    try:
+        for port, proc in zip(ports, procs, strict=True):
+            wait_for_port(port, proc)
+    except BaseException:
+        stop(procs)  # none is left running when one fails to start
+        raise
     return procs, ports
 
 

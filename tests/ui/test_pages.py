@@ -64,7 +64,7 @@ def test_message_fragment_of_someone_elses_message_is_404(bob_client, alice):
 def test_list_search_shows_highlighted_korean_hits(alice_client, alice):
     conversation = services.create_conversation(user=alice, title="일정")
     seed.add_message(conversation_id=conversation.id, role="user", content="내일 회의가 있어요")
-    html = alice_client.get("/", {"q": "회의"}).text
+    html = alice_client.get("/conversations/", {"q": "회의"}).text
     assert "<mark>회의</mark>" in html
     assert f"/conversations/{conversation.id}/?at=1&amp;m=" in html
 
@@ -73,7 +73,7 @@ def test_list_filters_by_status(alice_client, alice):
     services.create_conversation(user=alice, title="Still going")
     archived = services.create_conversation(user=alice, title="Old stuff")
     services.archive_conversation(conversation=archived)
-    html = alice_client.get("/", {"status": "archived"}).text
+    html = alice_client.get("/conversations/", {"status": "archived"}).text
     rows = html.split('id="conversation-rows"')[1]
     assert "Old stuff" in rows and "Still going" not in rows
 
@@ -81,28 +81,66 @@ def test_list_filters_by_status(alice_client, alice):
 def test_rows_fragment_carries_the_next_cursor(alice_client, alice):
     for n in range(55):
         services.create_conversation(user=alice, title=f"c{n}")
-    response = alice_client.get("/", {"fragment": "rows"})
+    response = alice_client.get("/conversations/", {"fragment": "rows"})
     assert response.text.count('class="row-item') == 50
     assert response["X-Next-Cursor"]
-    more = alice_client.get("/", {"fragment": "rows", "cursor": response["X-Next-Cursor"]})
+    more = alice_client.get("/conversations/", {"fragment": "rows", "cursor": response["X-Next-Cursor"]})
     assert more.text.count('class="row-item') == 5
 
 
-def test_sidebar_groups_by_project(alice_client, alice):
+def test_sidebar_lists_pinned_then_project_folders_then_recent(alice_client, alice):
     from conversations.models import Project
 
     project = Project.objects.create(owner=alice, name="Travel")
     services.create_conversation(user=alice, title="Lisbon", project=project)
     services.create_conversation(user=alice, title="Loose")
-    html = alice_client.get("/").text
+    top = services.create_conversation(user=alice, title="On top")
+    alice_client.patch(
+        f"/api/v1/conversations/{top.id}", {"pinned": True}, content_type="application/json"
+    )
+    html = alice_client.get("/settings/").text
     sidebar = html.split('id="sidebar"')[1].split("</aside>")[0]
-    assert "Travel" in sidebar and "Lisbon" in sidebar and "Loose" in sidebar
+    pinned, rest = sidebar.split('data-group="projects"')
+    assert "On top" in pinned and "Lisbon" not in pinned and "Loose" not in pinned
+    folders, recent = rest.split('data-group="today"')
+    assert "Travel" in folders and "Lisbon" in folders
+    assert "Loose" in recent and "On top" not in recent
+
+
+def test_landing_is_a_new_chat_that_stores_nothing(alice_client, alice):
+    from conversations.models import Conversation
+
+    for _ in range(3):
+        html = alice_client.get("/").text
+    assert 'id="composer-input"' in html and 'id="landing"' in html
+    assert Conversation.objects.filter(created_by=alice).count() == 0
+
+
+def test_old_links_to_the_list_redirect_to_all_conversations(alice_client):
+    response = alice_client.get("/", {"q": "plans", "sort": "created_at"})
+    assert response.status_code == 302
+    assert response["Location"] == "/conversations/?q=plans&sort=created_at"
+
+
+def test_list_date_presets_filter_by_creation(alice_client, alice):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from conversations.models import Conversation
+
+    services.create_conversation(user=alice, title="Fresh")
+    old = services.create_conversation(user=alice, title="Ancient")
+    Conversation.objects.filter(pk=old.pk).update(created_at=timezone.now() - timedelta(days=90))
+    rows = alice_client.get("/conversations/", {"when": "30d"}).text.split('id="conversation-rows"')[1]
+    assert "Fresh" in rows and "Ancient" not in rows
+    assert alice_client.get("/conversations/", {"when": "soon"}).status_code == 200  # says why
 
 
 def test_pages_speak_korean_when_the_browser_asks(alice_client):
-    html = alice_client.get("/", HTTP_ACCEPT_LANGUAGE="ko-KR,ko;q=0.9").text
+    html = alice_client.get("/conversations/", HTTP_ACCEPT_LANGUAGE="ko-KR,ko;q=0.9").text
     assert '<html lang="ko">' in html
-    assert "새 대화" in html and "제목과 메시지 검색" in html
+    assert "새 채팅" in html and "제목과 메시지 검색" in html and "New chat" not in html
 
 
 def test_the_memory_page_speaks_korean(alice_client):
