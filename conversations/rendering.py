@@ -1,4 +1,9 @@
-"""Message Markdown to safe HTML: markdown-it (raw HTML off), Pygments, then nh3."""
+"""Message Markdown to safe HTML: markdown-it (raw HTML off), Pygments, then nh3.
+
+TeX math comes out as text in `<span class="math inline|display">` or
+`<div class="math display">`, and a ```mermaid block as its raw source in
+`<pre class="highlight"><code class="language-mermaid">`: the page draws both
+(static/js/rich.js)."""
 
 from __future__ import annotations
 
@@ -12,6 +17,8 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
+
+from .markdown_math import math_plugin
 
 # Only what markdown-it emits for CommonMark + tables + strikethrough, minus images:
 # a remote image in a reply would be a tracking pixel fetched by the reader's browser.
@@ -37,7 +44,8 @@ def _highlight(code: str, lang: str, _attrs: object) -> str:
     name = re.sub(r"[^\w+#.-]", "", (lang or "").split()[0]) if (lang or "").strip() else ""
     label = escape(name, quote=True)
     try:
-        lexer = get_lexer_by_name(name) if name else None
+        # A diagram's source stays raw: the page hands it to Mermaid as it is.
+        lexer = get_lexer_by_name(name) if name and name != "mermaid" else None
     except ClassNotFound:
         lexer = None
     body = highlight(code, lexer, CODE_FORMATTER) if lexer else escape(code)
@@ -57,6 +65,7 @@ def _image_as_link(self, tokens, idx, options, env) -> str:
 def _markdown() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False, "linkify": False, "highlight": _highlight})
     md.enable(["table", "strikethrough"])
+    md.use(math_plugin)
     md.add_render_rule("image", _image_as_link)
     return md
 

@@ -71,3 +71,126 @@ def test_tables_and_strikethrough_render():
     html = render_markdown("| a | b |\n|---|---|\n| 1 | 2 |\n\n~~gone~~")
     assert "<table>" in html and "<td>1</td>" in html
     assert "<s>gone</s>" in html
+
+
+@pytest.mark.parametrize(
+    ("text", "tex", "kind"),
+    [
+        ("Euler: $e^{i\\pi}+1=0$.", "e^{i\\pi}+1=0", "inline"),
+        ("$a_1 b_2 * c_3 * d$", "a_1 b_2 * c_3 * d", "inline"),
+        ("\\(a_1 + \\beta\\)", "a_1 + \\beta", "inline"),
+        ("so \\[x^2\\] here", "x^2", "display"),
+        ("so $$\\sum_i x_i$$ here", "\\sum_i x_i", "display"),
+        ("한국어 $x^2$는 제곱", "x^2", "inline"),
+        ("$\\$5$", "\\$5", "inline"),
+    ],
+)
+def test_inline_math_reaches_the_page_as_tex_text(text, tex, kind):
+    html = render_markdown(text)
+    assert f'<span class="math {kind}">{tex}</span>' in html
+    assert "<em>" not in html
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "$$\n\\int_0^1 x_i\\,dx\n$$",
+        "$$ \\int_0^1 x_i\\,dx $$",
+        "\\[\n\\int_0^1 x_i\\,dx\n\\]",
+        "Before:\n$$\n\\int_0^1 x_i\\,dx\n$$\nafter.",
+        "> $$\n> \\int_0^1 x_i\\,dx\n> $$",
+    ],
+)
+def test_display_math_blocks_are_kept_whole(text):
+    assert '<div class="math display">\\int_0^1 x_i\\,dx</div>' in render_markdown(text)
+
+
+def test_a_multiline_formula_keeps_its_lines():
+    html = render_markdown("$$\na &= b \\\\\nc &= d\n$$")
+    assert '<div class="math display">a &amp;= b \\\\\nc &amp;= d</div>' in html
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "It costs $5 and $10.",
+        "$5/$10 a month",
+        "Between $ 5 and 6 $ dollars",
+        "$x$5 is not math",
+        "Escaped \\$x\\$ stays text",
+        "one $ alone",
+        "$$ nothing closes it",
+    ],
+)
+def test_prices_and_lone_dollars_are_not_math(text):
+    html = render_markdown(text)
+    assert 'class="math' not in html
+    assert "$" in html
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "`$x_1$` and `\\(y\\)`",
+        "```\n$$\nx_1\n$$\n```",
+        "    $x_1$ indented code",
+        "```python\nprice = '$5' + '$x$'\n```",
+    ],
+)
+def test_code_is_never_math(text):
+    html = render_markdown(text)
+    assert 'class="math' not in html
+    assert "<code" in html
+
+
+def test_a_mermaid_block_keeps_its_raw_source_unhighlighted():
+    html = render_markdown("```mermaid\nflowchart LR\n  A[Start] -->|go| B{x < y}\n```")
+    assert (
+        '<pre class="highlight"><code class="language-mermaid">flowchart LR\n'
+        "  A[Start] --&gt;|go| B{x &lt; y}\n</code></pre>"
+    ) in html
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "$<script>alert(1)</script>$",
+        '$$<img src=x onerror="alert(1)">$$',
+        '\\(</span><img src=x onerror="alert(1)">\\)',
+        "$$\n</div><script>alert(1)</script>\n$$",
+        "```mermaid\n</code></pre><script>alert(1)</script>\n```",
+        '$x" class="evil" onclick="alert(1)$',
+    ],
+)
+def test_markup_in_tex_or_a_diagram_is_inert_text(text):
+    html = render_markdown(text)
+    for tag, attrs in _tags(html):
+        assert tag in ALLOWED_TAGS and tag not in {"script", "img"}
+        for name, value in attrs:
+            assert not name.startswith("on")
+            assert name != "class" or "evil" not in (value or "")
+
+
+def test_math_survives_the_sanitizer_with_its_class():
+    html = render_markdown("$x$ and\n\n$$\ny\n$$")
+    assert [tag for tag, _ in _tags(html)] == ["p", "span", "div"]
+    assert _tags(html)[1] == ("span", [("class", "math inline")])
+    assert _tags(html)[2] == ("div", [("class", "math display")])
+
+
+def test_many_unclosed_delimiters_render_in_linear_time():
+    import time
+
+    started = time.monotonic()
+    for text in ("\\( " * 20_000, "$$a\n" * 10_000, "$5 " * 20_000, "[\\( ](u) " * 5_000):
+        render_markdown(text)
+    assert time.monotonic() - started < 10
+
+
+def test_vendored_katex_stylesheet_names_only_fonts_we_ship():
+    import re
+    from pathlib import Path
+
+    katex = Path(__file__).parents[2] / "static" / "vendor" / "katex"
+    urls = set(re.findall(r"url\(([^)]+)\)", (katex / "katex.min.css").read_text()))
+    assert urls and all((katex / url).is_file() for url in urls)
