@@ -6,6 +6,7 @@ import { _, format } from "./i18n.js";
 import { share } from "./live.js";
 import { initHeader } from "./header.js";
 import { ConversationSocket } from "./socket.js";
+import { renderRich } from "./rich.js";
 import { stepText } from "./steps.js";
 
 const root = document.getElementById("conversation");
@@ -71,7 +72,8 @@ function enhance(scope) {
     const target = document.getElementById(`msg-${ref.dataset.ref}`);
     if (target) ref.textContent = `#${target.dataset.seq}`;
   }
-  document.getElementById("empty-chat")?.remove();
+  if (scope.matches?.("li.message") || scope.querySelector("li.message")) document.getElementById("empty-chat")?.remove();
+  renderRich(scope); // math and diagrams; never rejects
 }
 
 // Insert a server-rendered message <li> in sequence order (or replace its placeholder).
@@ -580,6 +582,7 @@ document.getElementById("load-older").addEventListener("click", loadOlder);
 // --- start -----------------------------------------------------------------------------------
 remember(list);
 enhance(list);
+renderRich(document.getElementById("summary-text"));
 for (const li of messageItems()) li.dataset.final = "1";
 const target = location.hash.startsWith("#msg-") ? document.getElementById(location.hash.slice(1)) : null;
 if (target) {

@@ -4,6 +4,7 @@ import { api } from "./api.js";
 import { confirmDialog, copyText, el, toast } from "./dom.js";
 import { _, format, formatDate, formatNumber, ngettext } from "./i18n.js";
 import { share } from "./live.js";
+import { renderRich } from "./rich.js";
 
 // Wire the header's controls; return `{updateHeader, countMessage}` for live updates.
 export function initHeader(root, conversationId) {
@@ -83,7 +84,10 @@ export function initHeader(root, conversationId) {
       box.textContent = text;
       try {
         const response = await fetch(box.dataset.url, { credentials: "same-origin" });
-        if (response.ok && shownSummary === text) box.innerHTML = await response.text();
+        if (response.ok && shownSummary === text) {
+          box.innerHTML = await response.text(); // server-rendered, nh3-sanitized
+          renderRich(box);
+        }
       } catch { /* the plain text stays */ }
     }
     const time = document.getElementById("summary-at");
