@@ -156,7 +156,10 @@ async function renderDiagram(mermaid, code) {
     const figure = document.createElement("div");
     figure.className = "mermaid-diagram";
     figure.append(img);
-    pre.replaceWith(figure);
+    // The source stays, hidden: whatever the page built around the block (a copy button)
+    // keeps working.
+    pre.hidden = true;
+    pre.after(figure);
     code.dataset.rich = "done";
   } catch {
     code.dataset.rich = "error"; // the source stays, as code

@@ -112,7 +112,10 @@ def test_math_and_diagrams_render_on_a_shared_page_under_the_csp(
     bad = reply.locator('pre > code.language-mermaid[data-rich="error"]')
     expect(bad).to_have_count(1)
     expect(bad).to_contain_text("A --> --> ((")
-    expect(reply.locator("pre > code.language-mermaid")).to_have_count(1)
+    drawn = reply.locator('pre > code.language-mermaid[data-rich="done"]')
+    expect(drawn).to_have_count(2)
+    expect(drawn.first).to_be_hidden()
+    expect(bad).to_be_visible()
 
     # KaTeX's stylesheet and fonts came from our static files.
     assert page.evaluate(
