@@ -1,0 +1,3 @@
+"""Korean for pinned and temporary conversations (model fields, shown in the admin)."""
+
+KO = {"pinned": "고정됨", "temporary": "임시"}
