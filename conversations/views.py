@@ -351,6 +351,7 @@ def shared(request: HttpRequest, token: str) -> HttpResponse:
             "share": share,
             "message_list": message_list,
             "cut": len(share.message_ids) > shares.PAGE_MAX_MESSAGES,
+            "bare": True,  # the shell without the sidebar: nothing of the viewer's own
         },
     )
     response["X-Robots-Tag"] = "noindex, nofollow"

@@ -173,3 +173,15 @@ def test_templates_have_no_inline_event_handlers():
     root = Path(__file__).resolve().parents[2] / "templates"
     for path in root.rglob("*.html"):
         assert not re.search(r"\son[a-z]+=", path.read_text()), path
+
+
+def test_a_share_link_opened_by_another_signed_in_user_shows_no_sidebar(bob_client, alice):
+    from conversations import shares
+
+    conversation = services.create_conversation(user=alice, title="Alice's recipe")
+    seed.add_message(conversation_id=conversation.id, role="user", content="Kimchi stew")
+    services.create_conversation(user=alice, title="Alice's other secret")
+    share = shares.create_share(user=alice, conversation_id=conversation.id)
+    html = bob_client.get(f"/s/{share.token}/").text
+    assert "Kimchi stew" in html and 'id="sidebar"' not in html
+    assert "other secret" not in html and 'class="shell"' in html
