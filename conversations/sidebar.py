@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import date, timedelta
+from datetime import date
 from typing import Any
 
 from django.utils import timezone
@@ -56,9 +56,7 @@ def build_sidebar(*, user: Any) -> Sidebar:
         if c.status != Conversation.Status.ARCHIVED
     ]
     projects = selectors.list_projects(user=user)
-    side = Sidebar(
-        projects_data=[{"id": p.id, "name": p.name} for p in projects], count=len(rows)
-    )
+    side = Sidebar(projects_data=[{"id": p.id, "name": p.name} for p in projects], count=len(rows))
     by_project: dict[int, list[Conversation]] = {p.id: [] for p in projects}
     buckets: dict[str, list[Conversation]] = {key: [] for key in group_labels()}
     today = timezone.localdate()

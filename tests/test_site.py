@@ -9,7 +9,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
-from conversations.models import Conversation
+from conversations.models import Conversation, Message
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -23,6 +23,11 @@ def test_demo_command_creates_a_user_with_korean_and_english_conversations(capsy
     titles = list(Conversation.objects.filter(created_by=demo).values_list("title", flat=True))
     assert "주간 회의 준비" in titles and "Trip to Lisbon" in titles
     assert all(c.message_count > 0 for c in Conversation.objects.all())
+    # Written by hand, and labelled so: no reply claims a model, each is marked a sample.
+    replies = Message.objects.filter(conversation__created_by=demo, role="assistant")
+    assert replies and all(m.model == "" and m.metadata.get("sample") for m in replies)
+    lisbon = Conversation.objects.get(created_by=demo, title="Trip to Lisbon")
+    assert "sample" in lisbon.description.lower()
 
 
 @pytest.mark.django_db

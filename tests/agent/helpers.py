@@ -46,7 +46,14 @@ class TurnResult:
         return [e for e in self.events if e["type"] == kind]
 
     def thinking(self, step: str) -> list[str]:
-        return [e["content"] for e in self.events if e["type"] == "thinking" and e["step"] == step]
+        return [e["content"] for e in self.steps(step)]
+
+    def steps(self, step: str) -> list[dict[str, Any]]:
+        """Return the thinking events of one kind of step ({step, code, params, content})."""
+        return [e for e in self.events if e["type"] == "thinking" and e["step"] == step]
+
+    def codes(self, step: str) -> list[str]:
+        return [e["code"] for e in self.steps(step)]
 
 
 async def run_one(

@@ -20,12 +20,14 @@ async def test_offline_model_greets_and_says_how_to_configure(offline_config, sa
 async def test_offline_model_calculates_with_the_tool(offline_config, saver):
     result = await run_one(offline_config, saver, new_id(), "123 * 456 계산해줘")
     assert "56088" in result.finished["content"]
-    assert result.thinking("tool_call") == ['calculator({"expression": "123 * 456"})']
+    [call] = result.steps("tool_call")
+    assert call["code"] == "tool.calculator.call" and call["content"] == "Using the calculator"
+    assert call["params"]["args"] == {"expression": "123 * 456"}
 
 
 async def test_offline_model_tells_the_time(offline_config, saver):
     result = await run_one(offline_config, saver, new_id(), "What time is it?")
-    assert result.thinking("tool_call")[0].startswith("get_current_datetime")
+    assert result.codes("tool_call") == ["tool.get_current_datetime.call"]
     assert result.finished["content"].startswith("It is now")
 
 

@@ -101,7 +101,9 @@ async def test_router_llm_decides_when_rules_cannot_and_rag_sends_sources(
         retriever=retriever,
         has_documents=True,
     )
-    assert result.thinking("route") == ["llm: rag (policy)"]
+    [route] = result.steps("route")
+    assert (route["code"], route["params"]) == ("route.documents", {"by": "llm", "reason": "model"})
+    assert route["content"] == "Decided to search your documents"
     assert result.of_type("sources")[0]["items"][0]["document_id"] == "d1"
     assert "Annual leave is 15 days." in fake_openai.requests[1]["messages"][0]["content"]
     assert result.finished["context"]["documents"] == ["d1"]
@@ -112,7 +114,11 @@ async def test_router_llm_decides_when_rules_cannot_and_rag_sends_sources(
 
 async def test_rules_route_greetings_without_an_llm_call(online_config, saver, fake_openai):
     result = await run_one(online_config, saver, new_id(), "안녕하세요", has_documents=True)
-    assert result.thinking("route") == ["rule: greeting → agent"]
+    [route] = result.steps("route")
+    assert (route["code"], route["params"]) == (
+        "route.direct",
+        {"by": "rule", "reason": "greeting"},
+    )
     assert len(fake_openai.requests) == 1
 
 

@@ -31,7 +31,9 @@ async def test_calculator_round_trip(online_config, saver, fake_openai):
         "tool_call",
         "tool_result",
     ]
-    assert result.thinking("tool_call") == ['calculator({"expression": "123 * 456"})']
+    assert result.thinking("tool_call") == ["Using the calculator"]
+    assert result.thinking("tool_result") == ["Used the calculator"]
+    assert result.steps("tool_result")[0]["params"]["result"] == "56088"
     assert result.finished["context"]["main_calls"] == 2
     assert len(fake_openai.requests) == 2  # no router call: the user has no documents
 
@@ -46,7 +48,10 @@ async def test_tool_error_is_fed_back_to_the_model(online_config, saver, fake_op
     assert fed_back.startswith("Error:") and "division by zero" in fed_back
     assert result.finished["finish_reason"] == "end_turn"
     assert result.finished["content"] == "Sorry, that divides by zero."
-    assert any(p.get("is_error") for p in result.finished["parts"])
+    [failure] = [p for p in result.finished["parts"] if p.get("is_error")]
+    assert failure["code"] == "calculator.division_by_zero"
+    assert failure["content"] == "The calculator cannot divide by zero"
+    assert "Error" not in str(result.steps("tool_result"))
 
 
 async def test_unknown_tool_and_bad_arguments_become_errors(online_config, saver, fake_openai):
@@ -63,6 +68,11 @@ async def test_unknown_tool_and_bad_arguments_become_errors(online_config, saver
     results = [m["content"] for m in tool_messages(fake_openai.requests[1])]
     assert all(r.startswith("Error:") for r in results) and len(results) == 2
     assert result.finished["content"] == "done"
+    # The person sees which tool did not work, in words, not the errors the model read.
+    assert result.thinking("tool_result") == [
+        "The tool no_such_tool did not work this time",
+        "The calculator could not work that out",
+    ]
 
 
 async def test_rounds_are_capped_then_answered_without_tools(online_config, saver, fake_openai):
@@ -115,7 +125,7 @@ async def test_repeated_identical_call_is_not_run_again(online_config, saver, fa
     )
     assert calls == ["how many leave days?", "leave"]  # routing's look, then the tool once
     assert result.finished["content"] == "You get 15 days."
-    assert any("repeat" in t for t in result.thinking("tool_call"))
+    assert any(e["params"].get("repeat") for e in result.steps("tool_call"))
     second = tool_messages(fake_openai.requests[3])
     assert second[-1]["content"] == second[0]["content"]
 

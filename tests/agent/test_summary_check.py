@@ -64,8 +64,8 @@ async def test_a_refused_summary_keeps_the_messages_and_is_retried_next_turn(
     await run_one(online_config, saver, thread, "제 사번은 58213이에요. 꼭 기억해 주세요.")
     for n in range(5):
         result = await run_one(online_config, saver, thread, f"오늘은 회의가 많았어요 ({n})")
-    notes = result.thinking("memory")
-    assert any("summary refused (wrong language)" in n for n in notes)
+    refused = [e for e in result.steps("memory") if e["code"] == "memory.summary_failed"]
+    assert refused and refused[-1]["params"] == {"why": "refused", "detail": "wrong language"}
     memory = await read_thread(saver, thread)
     assert memory["summaries"] == []  # nothing replaced the messages
     agent_calls = [b for b in fake_openai.requests if not is_summarizer_request(b)]

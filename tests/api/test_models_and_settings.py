@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from conversations.models import Conversation
@@ -12,6 +14,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def two_models(settings):
+    settings.OPENAI_API_KEY = "test-key"  # a real model is configured: CHAT_MODELS is offered
     settings.CHAT_MODEL = "fake-a"
     settings.CHAT_MODELS = "fake-b, fake-a ,fake-c"
     settings.CHAT_MODEL_CONTEXT = "fake-b=32000"
@@ -22,10 +25,31 @@ def test_models_lists_the_choices_default_first_with_windows_and_vision(api, two
     response = api.get("/models")
     assert response.status_code == 200
     assert response.json()["items"] == [
-        {"id": "fake-a", "default": True, "context_window": 128000, "vision": False},
-        {"id": "fake-b", "default": False, "context_window": 32000, "vision": False},
-        {"id": "fake-c", "default": False, "context_window": 128000, "vision": True},
-    ]
+        {"id": "fake-a", "default": True, "context_window": 128000, "vision": False, "label": "fake-a"},
+        {"id": "fake-b", "default": False, "context_window": 32000, "vision": False, "label": "fake-b"},
+        {"id": "fake-c", "default": False, "context_window": 128000, "vision": True, "label": "fake-c"},
+    ]  # fmt: skip
+
+
+def test_offline_the_built_in_model_is_the_one_on_offer(api, settings):
+    settings.OPENAI_API_KEY = None
+    settings.CHAT_MODEL = "gpt-4o-mini"
+    settings.CHAT_MODELS = "gpt-4o-mini,gpt-4o"
+    [offline] = api.get("/models").json()["items"]
+    assert offline["id"] == "offline" and offline["default"] is True
+    assert offline["label"] == "Built-in offline model"
+    assert api.patch("/me/settings", {"default_model": "gpt-4o"}).status_code == 422
+
+
+def test_offline_the_settings_page_names_the_offline_model(client, alice, settings):
+    settings.OPENAI_API_KEY = None
+    settings.CHAT_MODEL = "gpt-4o-mini"
+    client.force_login(alice)
+    page = client.get("/settings/", headers={"accept-language": "en"}).content.decode()
+    assert re.search(r'<option value="offline"[^>]*>\s*Built-in offline model\s*<', page)
+    assert "gpt-4o-mini" not in page
+    korean = client.get("/settings/", headers={"accept-language": "ko"}).content.decode()
+    assert re.search(r'<option value="offline"[^>]*>\s*내장 오프라인 모델\s*<', korean)
 
 
 def test_auto_lists_what_the_model_server_serves(api, settings):

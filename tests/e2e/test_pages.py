@@ -11,7 +11,7 @@ from conversations import services
 from conversations.models import Message
 from tests.support import seed
 
-from .conftest import SCREENSHOTS, watch
+from .conftest import watch
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

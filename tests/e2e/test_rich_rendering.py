@@ -137,22 +137,31 @@ def test_math_and_diagrams_render_on_a_shared_page_under_the_csp(
     assert page_errors == {"errors": [], "dialogs": [], "console": []}
 
 
-def test_math_and_diagrams_render_in_a_conversation_and_its_summary(new_context, alice, page_errors):
+def test_math_and_diagrams_render_in_a_conversation_and_its_summary(
+    new_context, alice, page_errors
+):
     from conversations.models import Conversation
 
     conversation = services.create_conversation(user=alice, title="Math")
     seed.add_message(conversation_id=conversation.id, role="user", content="Show me")
     seed.add_message(
-        conversation_id=conversation.id, role="assistant", content=REPLY, model="offline",
+        conversation_id=conversation.id,
+        role="assistant",
+        content=REPLY,
+        model="offline",
         finish_reason="end_turn",
     )
-    Conversation.objects.filter(pk=conversation.pk).update(summary="## Main points\n- $a^2+b^2=c^2$")
+    Conversation.objects.filter(pk=conversation.pk).update(
+        summary="## Main points\n- $a^2+b^2=c^2$"
+    )
     page_errors["console"] = []
     context = new_context(alice)
     context.add_init_script(RECORD_VIOLATIONS)
     page = context.new_page()
     watch(page, page_errors)
-    page.on("console", lambda m: page_errors["console"].append(m.text) if m.type == "error" else None)
+    page.on(
+        "console", lambda m: page_errors["console"].append(m.text) if m.type == "error" else None
+    )
     page.goto(f"/conversations/{conversation.id}/", wait_until="domcontentloaded")
     reply = page.locator("li.message.assistant .content")
     expect(reply.locator(".mermaid-diagram img").first).to_be_visible(timeout=60_000)

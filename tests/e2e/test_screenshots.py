@@ -24,7 +24,8 @@ LANGUAGES = {"en": "en-US", "ko": "ko-KR"}
 TEXT = {
     "en": {
         "title": "Weekly meeting prep",
-        "ask": "Can you draft an agenda for Monday's meeting? We need the budget, hiring and the launch date.",
+        "ask": "Can you draft an agenda for Monday's meeting? "
+        "We need the budget, hiring and the launch date.",
         "reply": (
             "Here is a draft agenda for **Monday**:\n\n1. Budget status — the Q3 spend is at "
             "$\\frac{3}{4}$ of plan\n2. Hiring: two engineers\n3. Launch date\n\n```python\n"
@@ -32,7 +33,8 @@ TEXT = {
         ),
         "ask2": "Which room is it in?",
         "reply2": "It is in **room B** on the third floor, from 3 p.m. to 4 p.m.",
-        "summary": "## Main points\n- An agenda for Monday's meeting\n\n## Decisions\n- Room B, 3 p.m.\n\n## Next actions\n- Send the agenda",
+        "summary": "## Main points\n- An agenda for Monday's meeting\n\n## Decisions\n"
+        "- Room B, 3 p.m.\n\n## Next actions\n- Send the agenda",
         "others": ["Trip to Lisbon", "Python question", "Birthday ideas"],
         "project": "Work",
         "memory": "I lead the platform team",
@@ -48,7 +50,8 @@ TEXT = {
         ),
         "ask2": "회의실은 어디야?",
         "reply2": "3층 **회의실 B**에서 오후 3시부터 4시까지 열립니다.",
-        "summary": "## 주요 내용\n- 월요일 회의 안건\n\n## 결정 사항\n- 회의실 B, 오후 3시\n\n## 다음 할 일\n- 안건 보내기",
+        "summary": "## 주요 내용\n- 월요일 회의 안건\n\n## 결정 사항\n- 회의실 B, 오후 3시\n\n"
+        "## 다음 할 일\n- 안건 보내기",
         "others": ["리스본 여행", "파이썬 질문", "생일 선물 아이디어"],
         "project": "업무",
         "memory": "나는 플랫폼 팀을 이끌고 있다",
@@ -62,11 +65,17 @@ def _seed(user, lang: str) -> Conversation:
     text = TEXT[lang]
     project = Project.objects.create(owner=user, name=text["project"])
     for n, title in enumerate(text["others"]):
-        other = services.create_conversation(user=user, title=title, project=project if n == 0 else None)
+        other = services.create_conversation(
+            user=user, title=title, project=project if n == 0 else None
+        )
         seed.add_message(conversation_id=other.id, role="user", content=title)
     conversation = services.create_conversation(user=user, title=text["title"])
     memory = memories.add_memory(user_id=user.pk, text=text["memory"])
-    for role, content in (("user", text["ask"]), ("assistant", text["reply"]), ("user", text["ask2"])):
+    for role, content in (
+        ("user", text["ask"]),
+        ("assistant", text["reply"]),
+        ("user", text["ask2"]),
+    ):
         seed.add_message(conversation_id=conversation.id, role=role, content=content)
     ids = [str(m) for m in conversation.messages.values_list("id", flat=True)]
     seed.add_message(
@@ -76,19 +85,41 @@ def _seed(user, lang: str) -> Conversation:
         model="offline",
         tokens_used=38,
         parts=[
-            {"type": "thinking", "step": "route", "code": "route.documents", "params": {},
-             "content": "Decided to search your documents"},
-            {"type": "thinking", "step": "retrieve", "code": "retrieve.found", "params": {"count": 1},
-             "content": "Searched your documents: 1 passage found"},
-            {"type": "references", "items": [
-                {"document_title": "Office guide", "section": "Meeting rooms",
-                 "snippet": "Room B is on the third floor."}]},
+            {
+                "type": "thinking",
+                "step": "route",
+                "code": "route.documents",
+                "params": {},
+                "content": "Decided to search your documents",
+            },
+            {
+                "type": "thinking",
+                "step": "retrieve",
+                "code": "retrieve.found",
+                "params": {"count": 1},
+                "content": "Searched your documents: 1 passage found",
+            },
+            {
+                "type": "references",
+                "items": [
+                    {
+                        "document_title": "Office guide",
+                        "section": "Meeting rooms",
+                        "snippet": "Room B is on the third floor.",
+                    }
+                ],
+            },
         ],
-        metadata={"context": {
-            "summaries": [], "message_ids": ids, "estimated_input_tokens": 412,
-            "actual_input_tokens": 398, "window": 128000,
-            "memories": [{"id": memory["id"], "text": text["memory"]}],
-        }},
+        metadata={
+            "context": {
+                "summaries": [],
+                "message_ids": ids,
+                "estimated_input_tokens": 412,
+                "actual_input_tokens": 398,
+                "window": 128000,
+                "memories": [{"id": memory["id"], "text": text["memory"]}],
+            }
+        },
     )
     Conversation.objects.filter(pk=conversation.pk).update(
         summary=text["summary"], summary_at=timezone.now()
@@ -111,8 +142,13 @@ def test_screenshots(new_context, make_user, lang):
         for scheme in ("light", "dark"):
             suffix = f"{size}-{scheme}-{lang}"
             errors: list[str] = []
-            page = new_context(user, viewport=viewport, color_scheme=scheme, locale=LANGUAGES[lang]).new_page()
-            page.on("console", lambda m, errors=errors: errors.append(m.text) if m.type == "error" else None)
+            page = new_context(
+                user, viewport=viewport, color_scheme=scheme, locale=LANGUAGES[lang]
+            ).new_page()
+            page.on(
+                "console",
+                lambda m, errors=errors: errors.append(m.text) if m.type == "error" else None,
+            )
             page.on("pageerror", lambda e, errors=errors: errors.append(str(e)))
 
             page.goto("/")
@@ -148,12 +184,16 @@ def test_screenshots(new_context, make_user, lang):
             page.wait_for_function("() => window.chatSocket && window.chatSocket.isOpen")
             page.fill("#composer-input", TEXT[lang]["long"])
             page.press("#composer-input", "Enter")
-            expect(page.locator("li.message.streaming .stream-text")).not_to_be_empty(timeout=10_000)
+            expect(page.locator("li.message.streaming .stream-text")).not_to_be_empty(
+                timeout=10_000
+            )
             page.wait_for_timeout(800)
             _shot(page, f"streaming-{suffix}")
             expect(page.locator("li.message.streaming")).to_have_count(0, timeout=30_000)
             token = page.evaluate("document.querySelector('meta[name=csrf-token]').content")
-            gone = page.request.delete(f"/api/v1/conversations/{story.id}", headers={"X-CSRFToken": token})
+            gone = page.request.delete(
+                f"/api/v1/conversations/{story.id}", headers={"X-CSRFToken": token}
+            )
             assert gone.status == 204
 
             page.goto("/conversations/")

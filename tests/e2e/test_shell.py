@@ -13,8 +13,6 @@ from conversations import services
 from conversations.models import Conversation, Message
 from tests.support import seed
 
-from .conftest import watch
-
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 PHONE = {"width": 390, "height": 844}
@@ -37,7 +35,9 @@ def _ready(page):
 
 
 def _wait_replies(page, count: int = 1) -> None:
-    expect(page.locator("li.message.assistant[data-final='1']")).to_have_count(count, timeout=20_000)
+    expect(page.locator("li.message.assistant[data-final='1']")).to_have_count(
+        count, timeout=20_000
+    )
     expect(page.locator("li.message.streaming")).to_have_count(0)
 
 
@@ -70,15 +70,21 @@ def test_landing_is_a_composer_and_the_first_message_creates_one_conversation(
     _wait_replies(page)
     assert _rows(alice) == 1
     conversation = Conversation.objects.get(created_by=alice)
-    assert list(conversation.messages.values_list("role", flat=True).order_by("sequence_number")) == [
+    assert list(
+        conversation.messages.values_list("role", flat=True).order_by("sequence_number")
+    ) == [
         "user",
         "assistant",
     ]
     expect(page.locator("li.message.user .content")).to_have_text("Plan a picnic for Saturday")
     # The sidebar of the other tab shows it without a reload, the current page marks it.
-    expect(watcher.locator(f'#sidebar li[data-id="{conversation.id}"]')).to_be_visible(timeout=10_000)
+    expect(watcher.locator(f'#sidebar li[data-id="{conversation.id}"]')).to_be_visible(
+        timeout=10_000
+    )
     expect(watcher.locator(".sidebar-empty")).to_be_hidden()
-    expect(page.locator(f'#sidebar li[data-id="{conversation.id}"] a[aria-current="page"]')).to_be_visible()
+    expect(
+        page.locator(f'#sidebar li[data-id="{conversation.id}"] a[aria-current="page"]')
+    ).to_be_visible()
     assert errors == []
 
 
@@ -169,7 +175,8 @@ def test_an_attached_image_previews_without_a_console_error(new_context, alice):
     preview = page.locator("#attachment-strip img")
     expect(preview).to_be_visible()
     page.wait_for_function(
-        "() => { const i = document.querySelector('#attachment-strip img'); return i && i.complete && i.naturalWidth > 0; }"
+        "() => { const i = document.querySelector('#attachment-strip img');"
+        " return i && i.complete && i.naturalWidth > 0; }"
     )
     expect(page.locator("#attachment-strip li.uploading")).to_have_count(0)
     assert errors == []
@@ -179,7 +186,9 @@ def test_the_summary_card_pushes_the_chat_down_instead_of_covering_it(new_contex
     conversation = services.create_conversation(user=alice, title="Long talk")
     for n in range(6):
         role = Message.Role.USER if n % 2 == 0 else Message.Role.ASSISTANT
-        seed.add_message(conversation_id=conversation.id, role=role, content=f"Point number {n} of the plan.")
+        seed.add_message(
+            conversation_id=conversation.id, role=role, content=f"Point number {n} of the plan."
+        )
     page = new_context(alice).new_page()
     page.goto(f"/conversations/{conversation.id}/")
     _ready(page)
@@ -200,9 +209,13 @@ def test_the_summary_card_pushes_the_chat_down_instead_of_covering_it(new_contex
 
 
 def test_on_a_phone_the_header_is_one_row_and_the_first_message_shows_at_once(new_context, alice):
-    conversation = services.create_conversation(user=alice, title="A rather long title for a phone screen")
+    conversation = services.create_conversation(
+        user=alice, title="A rather long title for a phone screen"
+    )
     seed.add_message(conversation_id=conversation.id, role=Message.Role.USER, content="First words")
-    seed.add_message(conversation_id=conversation.id, role=Message.Role.ASSISTANT, content="A reply")
+    seed.add_message(
+        conversation_id=conversation.id, role=Message.Role.ASSISTANT, content="A reply"
+    )
     page = new_context(alice, viewport=PHONE).new_page()
     page.goto(f"/conversations/{conversation.id}/")
     _ready(page)
@@ -251,7 +264,10 @@ def test_a_message_written_while_a_reply_streams_waits_and_is_sent_after(new_con
         .order_by("sequence_number")
         .values_list("content", flat=True)
     )
-    assert users == ["Please write me a long story about a lighthouse keeper", "And then a second question"]
+    assert users == [
+        "Please write me a long story about a lighthouse keeper",
+        "And then a second question",
+    ]
     assert errors == []
 
 
@@ -269,7 +285,9 @@ def test_a_queued_message_can_be_cancelled(new_context, alice):
     expect(page.locator("#queue li")).to_have_count(0)
     _wait_replies(page, 1)
     page.wait_for_timeout(500)
-    assert not Message.objects.filter(conversation=conversation, content="never mind this one").exists()
+    assert not Message.objects.filter(
+        conversation=conversation, content="never mind this one"
+    ).exists()
 
 
 def test_keyboard_reaches_new_chat_search_and_the_shortcut_list(new_context, alice):

@@ -131,13 +131,13 @@ async def test_twelve_turns_fold_memory_with_a_checked_summary_or_keep_the_messa
     said = ["My locker code is 4417."] + [
         f"Tell me one fact about the number {n}." for n in range(11)
     ]
-    notes: list[str] = []
+    notes: list[dict] = []
     for text in said:
         frames = await ask(comm, text)
         assert frames[-1]["finish_reason"] in ("end_turn", "max_tokens")
-        notes += [f["content"] for f in frames if f["type"] == "thinking" and f["step"] == "memory"]
-    folded = [n for n in notes if "summarized" in n or "compressed" in n]
-    refused = [n for n in notes if "summary refused" in n]
+        notes += [f for f in frames if f["type"] == "thinking" and f["step"] == "memory"]
+    folded = [n for n in notes if n["code"] == "memory.summarized"]
+    refused = [n for n in notes if n["code"] == "memory.summary_failed"]
     assert folded or refused  # past ten messages the memory rules acted, one way or the other
     memory = await agent_service.aread_agent_memory(conversation)
     stated = set(re.findall(r"\d{2,}", " ".join(said)))

@@ -139,8 +139,9 @@ async def test_a_model_without_function_calling_gets_the_passage_by_retrievals_s
     conversation = await sync_to_async(services.create_conversation)(user=alice)
     reply, frames = await run_turn(alice, conversation, "How much is the per diem abroad?")
     assert reply.content == "The per diem is 87 euros."
-    notes = [f["content"] for f in frames if f["type"] == "thinking" and f["step"] == "route"]
-    assert notes[0].startswith("retrieval score: router failed") and notes[0].endswith("rag")
+    routes = [f for f in frames if f["type"] == "thinking" and f["step"] == "route"]
+    assert routes[0]["code"] == "route.documents"
+    assert routes[0]["params"] == {"by": "score", "reason": "router_failed"}
 
     # The model is now known not to call functions: the next turn asks no router at all.
     before = len(model.requests)
@@ -166,5 +167,6 @@ async def test_an_everyday_question_the_router_cannot_decide_stays_out_of_the_do
     _reply, frames = await run_turn(alice, conversation, "Write a haiku about autumn rain.")
     assert not [f for f in frames if f["type"] == "sources"]
     assert "87 euros" not in json.dumps(model.requests[-1], ensure_ascii=False)
-    notes = [f["content"] for f in frames if f["type"] == "thinking" and f["step"] == "route"]
-    assert notes[0] == "retrieval score: router gave no decision → agent"
+    routes = [f for f in frames if f["type"] == "thinking" and f["step"] == "route"]
+    assert routes[0]["code"] == "route.direct"
+    assert routes[0]["params"] == {"by": "score", "reason": "router_undecided"}

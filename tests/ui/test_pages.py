@@ -84,7 +84,9 @@ def test_rows_fragment_carries_the_next_cursor(alice_client, alice):
     response = alice_client.get("/conversations/", {"fragment": "rows"})
     assert response.text.count('class="row-item') == 50
     assert response["X-Next-Cursor"]
-    more = alice_client.get("/conversations/", {"fragment": "rows", "cursor": response["X-Next-Cursor"]})
+    more = alice_client.get(
+        "/conversations/", {"fragment": "rows", "cursor": response["X-Next-Cursor"]}
+    )
     assert more.text.count('class="row-item') == 5
 
 
@@ -132,7 +134,9 @@ def test_list_date_presets_filter_by_creation(alice_client, alice):
     services.create_conversation(user=alice, title="Fresh")
     old = services.create_conversation(user=alice, title="Ancient")
     Conversation.objects.filter(pk=old.pk).update(created_at=timezone.now() - timedelta(days=90))
-    rows = alice_client.get("/conversations/", {"when": "30d"}).text.split('id="conversation-rows"')[1]
+    rows = alice_client.get("/conversations/", {"when": "30d"}).text.split(
+        'id="conversation-rows"'
+    )[1]
     assert "Fresh" in rows and "Ancient" not in rows
     assert alice_client.get("/conversations/", {"when": "soon"}).status_code == 200  # says why
 
