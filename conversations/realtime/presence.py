@@ -25,7 +25,7 @@ from .redis import get_redis
 
 logger = logging.getLogger(__name__)
 
-KEY_TTL_SECONDS = 2 * 24 * 3600  # refreshed on every join; outlives the day-old purge
+KEY_TTL_SECONDS = 7 * 24 * 3600  # refreshed on every join; outlives any socket kept open
 
 # KEYS: the counts, the empty stamp. ARGV: this process, a new token, the stamp's TTL.
 _LEAVE = """
