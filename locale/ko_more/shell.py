@@ -45,5 +45,5 @@ KO = {
     "Queued: sent when the reply ends": "대기 중: 답변이 끝나면 보냅니다",
     "Queued message removed.": "대기 중인 메시지를 지웠습니다.", "Summary written.": "요약을 썼습니다.",
     "Pinned.": "고정했습니다.", "Unpinned.": "고정을 해제했습니다.", "Made %(when)s": "%(when)s에 만듦",
-    "Your message was not sent.": "메시지를 보내지 못했습니다.",
+    "Your message was not sent.": "메시지를 보내지 못했습니다.", "Your chats": "내 채팅",
 }
