@@ -35,8 +35,10 @@ class Finding:
 
 
 # Digits not glued to other digits or letters (an id inside a longer number is not one).
-_EDGE_L = r"(?<![\w.+-])"
-_EDGE_R = r"(?![\w-]|\.\d)"
+# Hangul may touch them: Korean writes particles onto a number ("1111이에요", "번호는4111").
+_GLUED = r"[^\W가-힣ㄱ-ㆎ]"  # a word character that is not Hangul
+_EDGE_L = r"(?<![.+-])(?<!" + _GLUED + ")"
+_EDGE_R = r"(?!" + _GLUED + r"|-|\.\d)"
 
 REGISTRATION = re.compile(_EDGE_L + r"(\d{6})(\s?-\s?|\s)?([1-8]\d{6})" + _EDGE_R)
 # 13 digits in one run are as often a barcode (Korean EAN-13s start 880…): then a word
@@ -91,9 +93,10 @@ def _registration(text: str) -> Iterator[Finding]:
 
 # Issuer prefixes and lengths of the cards people carry (Visa, Mastercard, Amex, Discover,
 # JCB, UnionPay, Diners, Korean domestic): a Luhn-valid number that fits none of them is an
-# ordinary number (a 13-digit tracking number starting 54 is no Mastercard).
+# ordinary number (a 13-digit tracking number starting 54 is no Mastercard; nor is one
+# starting 4 a Visa: Visa's 13-digit cards are long gone, its numbers have 16 or 19 digits).
 CARD_ISSUERS = (
-    (re.compile(r"^4"), {13, 16, 19}),
+    (re.compile(r"^4"), {16, 19}),
     (re.compile(r"^(?:5[1-5]|222[1-9]|22[3-9]|2[3-6]|27[01]|2720)"), {16}),
     (re.compile(r"^3[47]"), {15}),
     (re.compile(r"^(?:6011|65|64[4-9])"), {16, 17, 18, 19}),

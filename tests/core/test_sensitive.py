@@ -56,3 +56,15 @@ def test_offsets_count_characters_not_bytes():
     text = "😀 한국어 메일: kim@example.com"
     (found,) = find(text)
     assert text[found.start : found.end] == "kim@example.com"
+
+
+@pytest.mark.parametrize(
+    ("sentence", "kind", "number"),
+    [
+        ("제 카드 번호는 4111 1111 1111 1111이에요.", "card", "4111 1111 1111 1111"),
+        ("주민번호는 900101-1234568이에요", "rrn", "900101-1234568"),
+        ("카드번호4111111111111111로 결제해 줘", "card", "4111111111111111"),
+    ],
+)
+def test_a_number_with_a_korean_particle_attached_is_found(sentence, kind, number):
+    assert [(f.kind, sentence[f.start : f.end]) for f in find(sentence)] == [(kind, number)]
