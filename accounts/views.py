@@ -69,7 +69,7 @@ def revoke_token(request: HttpRequest, token_id: int) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def preferences(request: HttpRequest) -> HttpResponse:
     """The default model and custom instructions."""
-    models = [(m.id, m.id) for m in list_models()]
+    models = [(m.id, m.label) for m in list_models()]
     current = get_user_settings(user=request.user)
     initial = {
         "default_model": current.default_model,

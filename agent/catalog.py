@@ -2,12 +2,15 @@
 
     catalog = Catalog(default="gpt-4o-mini", spec="auto", windows={"big": 200_000},
                       fallback_window=128_000, vision={"gpt-4o"}, base_url=..., api_key=...)
-    catalog.models()          # [ModelInfo(id, default, context_window, vision), ...]
+    catalog.models()          # [ModelInfo(id, default, context_window, vision, label), ...]
     catalog.find("gpt-4o")    # ModelInfo or None
 
 `auto` asks the server once per `ttl` seconds; a server that does not answer leaves the
 default model alone on the list until the next try (a shorter wait), so a picker never
 empties and a conversation never loses its model to a hiccup.
+
+With no API key the built-in offline model answers every message, so it is the one model
+on offer (id "offline", labelled `offline_label`), whatever CHAT_MODEL and CHAT_MODELS say.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ import time
 from dataclasses import dataclass, field
 
 import httpx
+
+from agent.offline import OFFLINE_MODEL_NAME
 
 logger = logging.getLogger(__name__)
 
@@ -36,6 +41,11 @@ class ModelInfo:
     default: bool
     context_window: int
     vision: bool
+    label: str = ""  # what people read (English; translated where shown); "" = the id
+
+    def __post_init__(self) -> None:
+        if not self.label:
+            object.__setattr__(self, "label", self.id)
 
 
 def parse_model_ids(value: str) -> list[str]:
@@ -84,13 +94,25 @@ class Catalog:
     vision: frozenset[str] = frozenset()
     base_url: str | None = None
     api_key: str | None = None
+    offline_label: str = "Built-in offline model"
     ttl: float = LIST_TTL_SECONDS
     _fetched: list[str] | None = field(default=None, repr=False)
     _expires: float = field(default=0.0, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
+    @property
+    def offline(self) -> bool:
+        """Say whether the built-in offline model answers (no API key: agent.config)."""
+        return not self.api_key
+
+    def default_id(self) -> str:
+        """Return the id of the model that answers when nobody chose one."""
+        return OFFLINE_MODEL_NAME if self.offline else self.default
+
     def ids(self) -> list[str]:
         """Return the ids on offer, the default first."""
+        if self.offline:
+            return [OFFLINE_MODEL_NAME]
         if self.spec.strip().lower() == AUTO:
             listed = self._server_ids()
         else:
@@ -103,11 +125,13 @@ class Catalog:
 
     def info(self, model_id: str) -> ModelInfo:
         """Return what is known of `model_id` (whether or not it is on offer)."""
+        offline = self.offline and model_id == OFFLINE_MODEL_NAME
         return ModelInfo(
             id=model_id,
-            default=model_id == self.default,
+            default=model_id == self.default_id(),
             context_window=self.windows.get(model_id, self.fallback_window),
             vision=model_id in self.vision,
+            label=self.offline_label if offline else model_id,
         )
 
     def find(self, model_id: str) -> ModelInfo | None:
@@ -116,7 +140,7 @@ class Catalog:
 
     def fresh(self) -> bool:
         """Say whether `ids()` answers without asking the server (no network wait)."""
-        return self.spec.strip().lower() != AUTO or time.monotonic() < self._expires
+        return self.offline or self.spec.strip().lower() != AUTO or time.monotonic() < self._expires
 
     def _server_ids(self) -> list[str]:
         if not self.base_url or not self.api_key:

@@ -6,14 +6,19 @@ user's `default_model`, and the agent's settings for a turn (its model's context
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import lru_cache
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
+from django.utils.translation import gettext, gettext_noop
 
 from agent.catalog import Catalog, ModelInfo, parse_context_windows
 
 from .errors import Invalid
+
+# The offline model as people read it (in English here: translated where it is shown).
+OFFLINE_LABEL = gettext_noop("Built-in offline model")
 
 __all__ = [
     "ModelInfo",
@@ -45,6 +50,7 @@ def _catalog(
         vision=frozenset(vision),
         base_url=base_url,
         api_key=api_key,
+        offline_label=OFFLINE_LABEL,
     )
 
 
@@ -62,8 +68,10 @@ def get_catalog() -> Catalog:
 
 
 def list_models() -> list[ModelInfo]:
-    """Return the models users may pick, the default first."""
-    return get_catalog().models()
+    """Return the models users may pick, the default first, labelled in the active language."""
+    models = get_catalog().models()
+    # Only a label of our own is words to translate; a model's id is its name.
+    return [m if m.label == m.id else replace(m, label=gettext(m.label)) for m in models]
 
 
 def find_model(model_id: str) -> ModelInfo | None:
@@ -90,7 +98,7 @@ def model_in_force(*choices: str | None) -> ModelInfo:
             found = catalog.find(choice)
             if found is not None:
                 return found
-    return catalog.info(catalog.default)
+    return catalog.info(catalog.default_id())
 
 
 async def amodel_in_force(*choices: str | None) -> ModelInfo:

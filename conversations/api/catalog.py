@@ -19,6 +19,7 @@ class ModelOut(Schema):
     default: bool
     context_window: int
     vision: bool
+    label: str  # for people, in English ("Built-in offline model" for "offline"; else the id)
 
 
 class ModelList(Schema):
@@ -28,6 +29,7 @@ class ModelList(Schema):
 @router.get("/models", response={200: ModelList, **ERRORS})
 async def get_models(request: HttpRequest):
     """List the models users may pick, the default first (CHAT_MODELS; `auto` asks the
-    model server, cached for five minutes)."""
+    model server, cached for five minutes). Without an API key: the built-in offline model
+    alone (id `offline`)."""
     models = await sync_to_async(list_models, thread_sensitive=False)()
     return {"items": [vars(m) for m in models]}

@@ -1,9 +1,14 @@
-"""Create a demo user with a few Korean and English conversations."""
+"""Create a demo user with a few Korean and English sample conversations.
+
+The samples are written by hand, not by a model: their replies name no model, carry
+`metadata.sample`, and each conversation's description says they are examples.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
@@ -17,6 +22,11 @@ from core import rls
 
 DEMO_USERNAME = "demo"
 DEMO_PASSWORD_DEFAULT = "demo-chat-2026"
+HANGUL = re.compile(r"[가-힣]")
+SAMPLE_NOTE = {
+    "ko": "예시 대화입니다. 답변은 모델이 쓴 것이 아니라 미리 써 둔 예시입니다.",
+    "en": "A sample conversation: the replies are written-in examples, not from a model.",
+}
 
 DEMO_CONVERSATIONS: list[tuple[str, str | None, list[tuple[str, str]]]] = [
     (
@@ -89,18 +99,20 @@ class Command(BaseCommand):
         # Sample history is brought in the way users bring theirs: as an import, so the
         # one writer of new user messages (the reply orchestrator) stays the only one.
         for title, project_name, messages in DEMO_CONVERSATIONS:
+            language = "ko" if HANGUL.search(title) else "en"
             export = {
                 "format": EXPORT_FORMAT,
                 "version": EXPORT_VERSION,
-                "conversation": {"title": title},
+                "conversation": {"title": title, "description": SAMPLE_NOTE[language]},
                 "messages": [
                     {
                         "role": role,
                         "content": content,
                         "sequence_number": n,
-                        "model": "" if role == "user" else "demo",
+                        "model": "",  # no model wrote them
                         "tokens_used": len(content) // 3,
                         "finish_reason": None if role == "user" else "end_turn",
+                        "metadata": {"sample": True},
                     }
                     for n, (role, content) in enumerate(messages, start=1)
                 ],
