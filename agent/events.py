@@ -11,7 +11,9 @@ FinishReason = Literal["end_turn", "max_tokens", "stop_sequence", "stopped", "er
 class ThinkingEvent(TypedDict):
     type: Literal["thinking"]
     step: ThinkingStep
-    content: str
+    code: str  # one of agent/steps.py's STEPS: what pages translate
+    params: dict[str, Any]  # the code's values ({"count": 3}); tool steps add args/result
+    content: str  # the step in plain English (agent.steps.describe)
 
 
 class TokenEvent(TypedDict):

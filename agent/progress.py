@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
-from agent.events import ThinkingStep
+from agent import steps
 
 Sink = Callable[[dict[str, Any]], None]
 
@@ -57,6 +57,8 @@ def emit_text(text: str) -> None:
     emit({"kind": "token", "text": text})
 
 
-def emit_thinking(step: ThinkingStep, content: str) -> None:
-    """Report one reasoning step ("route", "memory", "generate", ...)."""
-    emit({"kind": "thinking", "step": step, "content": content})
+def emit_step(code: str, **params: Any) -> dict[str, Any]:
+    """Report one step by its code in agent/steps.py; return its fields."""
+    fields = steps.step(code, **params)
+    emit({"kind": "thinking", **fields})
+    return fields

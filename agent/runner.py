@@ -20,6 +20,7 @@ agent remembers what the user saw. LLM failures end with finish_reason "error".
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -51,7 +52,10 @@ from agent.state import (
     find_no_documents,
     zero_usage,
 )
+from agent.steps import step
 from agent.tokens import estimate_tokens, message_text
+
+logger = logging.getLogger(__name__)
 
 # Node results arrive on "updates"; reply text and progress records through the sink
 # installed in `_pump` (agent/progress.py), in the order the nodes emitted them.
@@ -68,6 +72,7 @@ FINISH_REASONS: dict[str, FinishReason] = {
     "stop_sequence": "stop_sequence",
 }
 _DONE = object()
+STEP_FIELDS = ("step", "code", "params", "content")
 TokenCallback = Callable[[TokenEvent], None]
 
 
@@ -291,15 +296,16 @@ class Turn:
             event: ThinkingEvent = {
                 "type": "thinking",
                 "step": record["step"],
+                "code": record["code"],
+                "params": record["params"],
                 "content": record["content"],
             }
-            if record["step"] not in ("tool_call", "tool_result"):
-                self._parts.append(
-                    {"type": "thinking", **{k: event[k] for k in ("step", "content")}}
-                )
+            if record["step"] not in ("tool_call", "tool_result"):  # stored as tool parts
+                self._parts.append({"type": "thinking", **{k: record[k] for k in STEP_FIELDS}})
             return [event]
         elif kind in ("tool_call", "tool_result"):
-            self._parts.append({"type": kind, **{k: v for k, v in record.items() if k != "kind"}})
+            skip = ("kind", "step")  # the part's type says it
+            self._parts.append({"type": kind, **{k: v for k, v in record.items() if k not in skip}})
         elif kind == "sources":
             self._parts.append({"type": "references", "items": record["items"]})
             sources: SourcesEvent = {"type": "sources", "items": record["items"]}
@@ -365,14 +371,9 @@ class Turn:
                 replaces=self.continues[0] if self.continues else None,
                 seed=self.seed,
             )
-        except Exception as exc:  # the reply is still returned to the caller
-            self._parts.append(
-                {
-                    "type": "thinking",
-                    "step": "generate",
-                    "content": f"could not store the partial reply: {exc}",
-                }
-            )
+        except Exception:  # the reply is still returned to the caller
+            logger.exception("could not store the partial reply of %s", self.reply_id)
+            self._parts.append({"type": "thinking", **step("generate.partial_not_kept")})
 
 
 def _describe(error: BaseException | None) -> str:

@@ -60,7 +60,7 @@ class AgentState(TypedDict, total=False):
     route_reason: str
     documents: list[dict[str, Any]]
     iterations: int
-    tool_results: dict[str, str]
+    tool_results: dict[str, Any]  # call signature → {"text", "failure"} (this turn)
     usage: Usage
     internal_usage: Usage
     ledger: dict[str, Any]

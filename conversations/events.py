@@ -25,6 +25,7 @@ from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.db import transaction
 
+from agent.events import ThinkingEvent
 from core.groups import conversation_group, user_group
 
 from .models import Conversation, Message
@@ -99,9 +100,16 @@ def generation_started(
     return frame
 
 
-def thinking(*, run_id: Any, step: str, content: str) -> ThinkingFrame:
-    """Progress of a reply."""
-    return {"type": "thinking", "run_id": str(run_id), "step": step, "content": content}
+def thinking(*, run_id: Any, event: ThinkingEvent) -> ThinkingFrame:
+    """Progress of a reply: one step (agent/steps.py), its code and params, and its words."""
+    return {
+        "type": "thinking",
+        "run_id": str(run_id),
+        "step": event["step"],
+        "code": event["code"],
+        "params": event["params"],
+        "content": event["content"],
+    }
 
 
 def token(*, run_id: Any, index: int, text: str) -> TokenFrame:

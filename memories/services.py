@@ -10,6 +10,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any, Literal, TypedDict
 
+from agent.steps import ToolFailed
 from core import sensitive
 from core.db_async import db_async
 from core.errors import Conflict, Invalid, NotFound
@@ -182,6 +183,43 @@ arecall_memories = db_async(recall_memories)
 aforget_memories = db_async(forget_memories)
 
 
+# What the person is told a refused memory looked like (agent/steps.py), by the kind found.
+SENSITIVE_STEPS = {
+    "rrn": "memory.sensitive_id",
+    "arc": "memory.sensitive_id",
+    "passport": "memory.sensitive_id",
+    "card": "memory.sensitive_financial",
+    "bank_account": "memory.sensitive_financial",
+    "phone": "memory.sensitive_contact",
+    "email": "memory.sensitive_contact",
+    "secret": "memory.sensitive_secret",
+}
+
+
+def refuse_sensitive(kinds: list[str]) -> ToolFailed:
+    """Return the refusal of a memory holding sensitive information of `kinds`."""
+    names = ", ".join(SENSITIVE_NAMES.get(kind, kind) for kind in kinds)
+    return ToolFailed(
+        SENSITIVE_STEPS.get(kinds[0], "memory.sensitive_id"),
+        f"Not saved: it looks like sensitive information ({names}). Memories the assistant"
+        " saves never hold it; tell the user so in their language.",
+        kinds=kinds,
+    )
+
+
+# How the model is told what was found (its instruction, never shown).
+SENSITIVE_NAMES = {
+    "rrn": "a resident registration number",
+    "arc": "an alien registration number",
+    "passport": "a passport number",
+    "card": "a card number",
+    "bank_account": "a bank account number",
+    "phone": "a phone number",
+    "email": "an e-mail address",
+    "secret": "a password or secret key",
+}
+
+
 class AgentMemory:
     """One user's memories as the agent sees them (agent.state.MemoryAccess); what it saves
     records the conversation and message it came from."""
@@ -197,25 +235,31 @@ class AgentMemory:
         return [{"id": m["id"], "text": m["text"]} for m in found]
 
     async def remember(self, text: str) -> dict[str, Any]:
-        """Save what the agent was told (refused text raises Invalid/Conflict).
+        """Save what the agent was told; a refusal raises ToolFailed (the person hears why).
 
         Never sensitive information (card, account, ID or passport numbers, secrets…),
         even one the user confirmed sending: a message is one conversation's, a memory
         reaches every conversation. The user may still add one on the memory page."""
         found = sensitive.find(str(text or ""))
         if found:
-            kinds = ", ".join(sorted({f.kind for f in found}))
-            raise Invalid(
-                f"Not saved: it looks like sensitive information ({kinds}). Tell the user"
-                " that memories the assistant saves never hold it."
+            raise refuse_sensitive(sorted({f.kind for f in found}, key=sensitive.KINDS.index))
+        try:
+            saved = await aadd_memory(
+                user_id=self.user_id,
+                text=text,
+                created_by="agent",
+                conversation_id=self.conversation_id,
+                message_id=self.message_id,
             )
-        saved = await aadd_memory(
-            user_id=self.user_id,
-            text=text,
-            created_by="agent",
-            conversation_id=self.conversation_id,
-            message_id=self.message_id,
-        )
+        except Invalid as exc:
+            code = "memory.too_long" if len(str(text).strip()) > MAX_CHARS else None
+            raise ToolFailed(
+                code or "tool.remember.failed", f"Not saved: {exc.message}", limit=MAX_CHARS
+            ) from exc
+        except Conflict as exc:
+            raise ToolFailed(
+                "memory.full", f"Not saved: {exc.message}", limit=MAX_PER_USER
+            ) from exc
         return {"id": saved["id"], "text": saved["text"]}
 
     async def forget(self, query: str) -> list[dict[str, Any]]:

@@ -26,7 +26,7 @@ from agent.capabilities import REFUSALS, mark_no_tools
 from agent.llm import model_label
 from agent.memory import conversation_language, format_summaries
 from agent.openai_stream import astream_message
-from agent.progress import emit, emit_text, emit_thinking
+from agent.progress import emit, emit_step, emit_text
 from agent.state import AgentContext, AgentState, add_usage
 from agent.tokens import (
     estimate_message_tokens,
@@ -209,7 +209,7 @@ async def stream_without_refused_tools(
     except Exception:
         raise refused from None  # not the tools: the first error is the one to report
     mark_no_tools(context.config)
-    emit_thinking("generate", "the model server does not accept tools; answered without them")
+    emit_step("generate.no_tools")
     return response
 
 
@@ -259,12 +259,10 @@ async def agent(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, 
     calibration = state.get("calibration", 1.0)
     ledger = build_ledger(state, context, history, round(raw * calibration))
     emit({"kind": "ledger", "ledger": ledger})
-    emit_thinking(
-        "generate",
-        "answering without tools (tool rounds used up)"
-        if final
-        else f"calling the model (round {iterations + 1})",
-    )
+    if final:
+        emit_step("generate.final", round=iterations + 1)
+    else:
+        emit_step("generate.answer" if iterations == 0 else "generate.again", round=iterations + 1)
     response = await stream_without_refused_tools(context, prompt, tools)
     actual = (response.usage_metadata or {}).get("input_tokens") or None
     ledger = {**ledger, "actual_input_tokens": actual}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from langchain_core.messages import RemoveMessage
@@ -15,11 +16,23 @@ from agent.memory import (
     plan_memory,
 )
 from agent.nodes.agent import system_prompt
-from agent.progress import emit_thinking
+from agent.progress import emit_step
 from agent.state import AgentContext, AgentState, add_usage
 from agent.summary_check import SummaryRefused
 from agent.tokens import estimate_tokens
 from agent.tools import tool_schemas_json, tools_for
+
+logger = logging.getLogger(__name__)
+
+
+def report_in_view(earlier: int, summaries: int) -> None:
+    """Report what the model will see of the conversation when nothing is folded."""
+    if summaries:
+        emit_step("memory.in_view_with_summary", messages=earlier, summaries=summaries)
+    elif earlier > 0:
+        emit_step("memory.in_view", messages=earlier)
+    else:
+        emit_step("memory.fresh")
 
 
 def fixed_overhead(state: AgentState, context: AgentContext, language: str) -> int:
@@ -50,9 +63,7 @@ async def memory(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str,
         messages, summaries, config, calibration=calibration, overhead_tokens=overhead
     )
     if plan.reason is None or (not plan.old and not summaries):
-        emit_thinking(
-            "memory", f"{len(messages)} message(s), {len(summaries)} summary(ies): nothing to fold"
-        )
+        report_in_view(max(0, len(messages) - 1), len(summaries))
         return {}
     try:
         if plan.reason == "count":
@@ -69,23 +80,24 @@ async def memory(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str,
                 max(16, int(room / calibration)),
             )
     except SummaryRefused as refused:  # keep the messages; the next turn tries again
-        emit_thinking(
-            "memory", f"summary refused ({refused.reason}); kept every message, will retry"
-        )
+        emit_step("memory.summary_failed", why="refused", detail=refused.reason)
         internal = state.get("internal_usage")
         for reply in refused.replies:
             internal = add_usage(internal, reply)
         return {"internal_usage": internal}
-    except Exception as exc:  # keep the messages; the next turn tries again
-        emit_thinking("memory", f"summarizing failed ({type(exc).__name__}); kept every message")
+    except Exception:  # keep the messages; the next turn tries again
+        logger.warning("summarizing failed", exc_info=True)
+        emit_step("memory.summary_failed", why="error")
         return {}
     internal = state.get("internal_usage")
     for reply in replies:
         internal = add_usage(internal, reply)
-    trigger = "too many messages" if plan.reason == "count" else "context too large"
-    emit_thinking(
-        "memory",
-        f"{trigger}: summarized {len(plan.old)} older message(s), kept {len(plan.kept)}; {note}",
+    emit_step(
+        "memory.summarized",
+        summarized=len(plan.old),
+        kept=len(plan.kept),
+        trigger=plan.reason,  # "count": too many messages; "compress": the context too big
+        detail=note,
     )
     return {
         "summaries": segments,

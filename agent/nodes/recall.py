@@ -7,14 +7,17 @@ message about what is already in view recalls nothing.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
-from agent.progress import emit_thinking
+from agent.progress import emit_step
 from agent.state import AgentContext, AgentState
 from agent.tokens import estimate_tokens, message_text
+
+logger = logging.getLogger(__name__)
 
 
 def within_budget(items: list[dict[str, Any]], max_tokens: int) -> list[dict[str, Any]]:
@@ -35,8 +38,9 @@ async def recall_memories(context: AgentContext, text: str) -> list[dict[str, An
         return []
     try:
         return list(await context.memory.recall(text, context.config.memory_recall_k))
-    except Exception as exc:  # the turn goes on without them
-        emit_thinking("memory", f"recalling memories failed ({type(exc).__name__})")
+    except Exception:  # the turn goes on without them
+        logger.warning("recalling memories failed", exc_info=True)
+        emit_step("memory.recall_failed")
         return []
 
 
@@ -50,8 +54,9 @@ async def recall_older(state: AgentState, context: AgentContext, text: str) -> l
     exclude = [str(m.id) for m in messages if m.id]
     try:
         found = await context.recall_messages(text, present, exclude)
-    except Exception as exc:  # the turn goes on without them
-        emit_thinking("memory", f"recalling older messages failed ({type(exc).__name__})")
+    except Exception:  # the turn goes on without them
+        logger.warning("recalling older messages failed", exc_info=True)
+        emit_step("memory.recall_messages_failed")
         return []
     return within_budget(list(found), context.config.recall_max_tokens)
 
@@ -63,9 +68,8 @@ async def recall(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str,
     text = message_text(last) if isinstance(last, HumanMessage) else ""
     memories = await recall_memories(runtime.context, text)
     recalled = await recall_older(state, runtime.context, text)
-    if memories or recalled:
-        emit_thinking(
-            "memory",
-            f"recalled {len(memories)} memory(ies) and {len(recalled)} older message(s)",
-        )
+    if memories:
+        emit_step("memory.memories_used", count=len(memories))
+    if recalled:
+        emit_step("memory.messages_recalled", count=len(recalled))
     return {"memories": memories, "recalled": recalled}

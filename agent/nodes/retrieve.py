@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
-from agent.progress import emit, emit_thinking
+from agent.progress import emit, emit_step
 from agent.state import AgentContext, AgentState
 from agent.tokens import message_text
 
+logger = logging.getLogger(__name__)
 TOP_K = 4
 # What a citation shows; `url` (when the retriever gives one) opens the passage.
 SOURCE_FIELDS = ("document_id", "document_title", "section", "snippet", "score", "url")
@@ -24,10 +26,14 @@ async def retrieve(state: AgentState, runtime: Runtime[AgentContext]) -> dict[st
     try:
         if not documents:
             documents = list(await runtime.context.retriever(query, TOP_K))
-    except Exception as exc:  # a broken index must not sink the answer
-        emit_thinking("retrieve", f"document search failed: {type(exc).__name__}")
+    except Exception:  # a broken index must not sink the answer
+        logger.warning("document search failed", exc_info=True)
+        emit_step("retrieve.failed")
         return {"documents": []}
-    emit_thinking("retrieve", f"found {len(documents)} passage(s)")
+    if documents:
+        emit_step("retrieve.found", count=len(documents))
+    else:
+        emit_step("retrieve.nothing")
     if documents:
         items = [{key: doc[key] for key in SOURCE_FIELDS if key in doc} for doc in documents]
         emit({"kind": "sources", "items": items})

@@ -10,6 +10,7 @@ bench/route_calibration.py on the test corpus: 40 questions it answers, 60 it do
 
 from __future__ import annotations
 
+import logging
 from typing import Any, Literal
 
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -20,10 +21,11 @@ from agent import intents, prompts
 from agent.capabilities import supports_tools
 from agent.memory import INTERNAL_TAGS
 from agent.nodes.retrieve import TOP_K
-from agent.progress import emit_thinking
+from agent.progress import emit_step
 from agent.state import AgentContext, AgentState, Route, add_usage, zero_usage
 from agent.tokens import message_text
 
+logger = logging.getLogger(__name__)
 # No off-topic question reached 0.59 on either backend; 0.7 keeps a margin (recall 23-33%).
 STRONG_OVERLAP = 0.7
 # Recall 73-78% of the corpus questions, 8-15% of off-topic ones (a third of them chosen to
@@ -40,32 +42,34 @@ class RouteDecision(BaseModel):
 
 
 def route_by_rules(text: str, has_documents: bool) -> tuple[Route, str] | None:
-    """Return (route, reason) when a cheap rule decides, else None."""
+    """Return (route, reason code) when a cheap rule decides, else None."""
     if not has_documents:
-        return "agent", "no documents"
+        return "agent", "no_documents"
     if intents.is_greeting(text):
         return "agent", "greeting"
     if intents.is_pure_arithmetic(text):
         return "agent", "arithmetic"
     if intents.asks_datetime(text):
-        return "agent", "date/time"
+        return "agent", "datetime"
     if intents.mentions_documents(text):
-        return "rag", "mentions documents"
+        return "rag", "mentions_documents"
     return None
 
 
 async def route_by_llm(context: AgentContext, text: str) -> tuple[Route | None, str, Any]:
-    """Ask the model for a structured routing decision (None: it could not decide)."""
+    """Ask the model for a structured routing decision: (route, its reason, raw reply), or
+    (None, why not: "router_failed" | "router_undecided", raw reply)."""
     router = context.llm.with_structured_output(
         RouteDecision, method="function_calling", include_raw=True
     ).with_config(tags=INTERNAL_TAGS, run_name="router")
     try:
         result = await router.ainvoke([SystemMessage(prompts.ROUTER_PROMPT), HumanMessage(text)])
     except Exception as exc:  # the agent call reports a real outage; routing just falls back
-        return None, f"router failed ({type(exc).__name__})", None
+        logger.warning("router failed: %s: %s", type(exc).__name__, exc)
+        return None, "router_failed", None
     decision = result.get("parsed")
     if not isinstance(decision, RouteDecision):
-        return None, "router gave no decision", result.get("raw")
+        return None, "router_undecided", result.get("raw")
     return decision.route, decision.reason, result.get("raw")
 
 
@@ -90,23 +94,24 @@ def route_by_passages(passages: list[dict[str, Any]], *, threshold: str) -> Rout
 async def decide(
     context: AgentContext, text: str
 ) -> tuple[Route, str, str, Any, list[dict[str, Any]]]:
-    """Return (route, by what, reason, the router's raw reply, passages already found)."""
+    """Return (route, by what: "rule" | "llm" | "score", reason, the router's raw reply,
+    passages already found); the reason is a code, or the model's own words (by "llm")."""
     decided = route_by_rules(text, context.has_documents)
     if context.continues is not None:
-        decided = ("agent", "continuing a reply")  # the question was routed when first asked
+        decided = ("agent", "continuing")  # the question was routed when first asked
     if decided is not None:
         return decided[0], "rule", decided[1], None, []
     passages = await find_passages(context, text)
     if route_by_passages(passages, threshold="overlap") == "rag":
-        return "rag", "rule", "the question's words are in your documents", None, passages
-    asked: tuple[Route | None, str, Any] = (None, "the model cannot call functions", None)
+        return "rag", "rule", "words_in_documents", None, passages
+    asked: tuple[Route | None, str, Any] = (None, "no_function_calling", None)
     if supports_tools(context.config):
         asked = await route_by_llm(context, text)
     choice, reason, raw = asked
     if choice is not None:
         return choice, "llm", reason, raw, passages
     choice = route_by_passages(passages, threshold="score")
-    return choice, "retrieval score", reason, raw, passages
+    return choice, "score", reason, raw, passages
 
 
 async def route(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
@@ -117,9 +122,9 @@ async def route(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, 
     choice, by, reason, raw, passages = await decide(runtime.context, text)
     if raw is not None:
         internal = add_usage(internal, raw)
-    emit_thinking(
-        "route", f"{by}: {reason} → {choice}" if by != "llm" else f"llm: {choice} ({reason})"
-    )
+    code = "route.documents" if choice == "rag" else "route.direct"
+    # The model's reason is its own words (any language): kept in the state, not shown.
+    emit_step(code, by=by, reason="model" if by == "llm" else reason)
     return {
         "route": choice,
         "route_reason": reason,

@@ -10,6 +10,8 @@ from typing import Any
 
 from langchain_core.tools import tool
 
+from agent.steps import ToolFailed
+
 MAX_EXPONENT = 10_000
 MAX_MAGNITUDE = 1e300
 MAX_EXPRESSION_CHARS = 500
@@ -44,18 +46,22 @@ _CONSTANTS = {"pi": math.pi, "e": math.e}
 _REPLACEMENTS = {"×": "*", "÷": "/", "^": "**", "−": "-", ",": ""}
 
 
-class CalculatorError(ValueError):
-    """An expression the calculator refuses or cannot evaluate."""
+class CalculatorError(ToolFailed):
+    """An expression the calculator refuses or cannot evaluate (`why` names the step:
+    division_by_zero, too_large, not_real, too_long or invalid)."""
+
+    def __init__(self, why: str, message: str) -> None:
+        super().__init__(f"calculator.{why}", message)
 
 
 def _check_size(value: Any) -> Any:
     """Refuse results too large to be useful (and too slow to print)."""
     if isinstance(value, complex):
-        raise CalculatorError("the result is not a real number")
+        raise CalculatorError("not_real", "the result is not a real number")
     if isinstance(value, int) and value.bit_length() > 4000:
-        raise CalculatorError("the result is too large")
+        raise CalculatorError("too_large", "the result is too large")
     if isinstance(value, float) and (math.isinf(value) or abs(value) > MAX_MAGNITUDE):
-        raise CalculatorError("the result is too large")
+        raise CalculatorError("too_large", "the result is too large")
     return value
 
 
@@ -64,7 +70,7 @@ def _power(base: Any, exponent: Any) -> Any:
     if abs(exponent) > MAX_EXPONENT or (
         abs(base) > 1 and abs(exponent) * math.log2(abs(base)) > 4000
     ):
-        raise CalculatorError("the result is too large")
+        raise CalculatorError("too_large", "the result is too large")
     return base**exponent
 
 
@@ -87,24 +93,26 @@ def _evaluate(node: ast.AST) -> Any:
         function = _FUNCTIONS.get(node.func.id)
         if function is not None:
             return _check_size(function(*(_evaluate(arg) for arg in node.args)))
-    raise CalculatorError(f"unsupported expression: {ast.dump(node)[:60]}")
+    raise CalculatorError("invalid", f"unsupported expression: {ast.dump(node)[:60]}")
 
 
 def calculate(expression: str) -> str:
     """Evaluate an arithmetic expression and return the result as text."""
     if len(expression) > MAX_EXPRESSION_CHARS:
-        raise CalculatorError("the expression is too long")
+        raise CalculatorError("too_long", "the expression is too long")
     text = expression.strip().rstrip("=?").strip()
     for old, new in _REPLACEMENTS.items():
         text = text.replace(old, new)
     try:
         value = _evaluate(ast.parse(text, mode="eval"))
+    except CalculatorError:
+        raise
     except SyntaxError as exc:
-        raise CalculatorError(f"invalid syntax in {expression!r}") from exc
+        raise CalculatorError("invalid", f"invalid syntax in {expression!r}") from exc
     except ZeroDivisionError as exc:
-        raise CalculatorError("division by zero") from exc
+        raise CalculatorError("division_by_zero", "division by zero") from exc
     except (TypeError, OverflowError, ValueError) as exc:
-        raise CalculatorError(str(exc) or "cannot evaluate") from exc
+        raise CalculatorError("invalid", str(exc) or "cannot evaluate") from exc
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
         value = int(value)
     if isinstance(value, float):

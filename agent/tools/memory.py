@@ -5,7 +5,10 @@ from __future__ import annotations
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import tool
 
+from agent.steps import ToolFailed
 from agent.tools.search import context_from
+
+MEMORY_OFF = "Memory is off: nothing was saved or deleted."
 
 
 @tool
@@ -14,7 +17,7 @@ async def remember(fact: str, *, config: RunnableConfig) -> str:
     the user's words (e.g. "My name is Mina", "I live in Busan")."""
     context = context_from(config)
     if context.memory is None:
-        return "Memory is off: nothing was saved."
+        raise ToolFailed("memory.off", MEMORY_OFF)
     saved = await context.memory.remember(fact)
     return f"Saved to memory: {saved.get('text', fact)}"
 
@@ -24,8 +27,8 @@ async def forget(memory: str, *, config: RunnableConfig) -> str:
     """Delete the saved memories that match `memory` (words of the fact, or its id)."""
     context = context_from(config)
     if context.memory is None:
-        return "Memory is off: nothing is saved."
+        raise ToolFailed("memory.off", MEMORY_OFF)
     removed = await context.memory.forget(memory)
     if not removed:
-        return "No saved memory matches that."
+        raise ToolFailed("memory.no_match", "No saved memory matches that: nothing was deleted.")
     return "Deleted from memory: " + "; ".join(str(m.get("text", "")) for m in removed)

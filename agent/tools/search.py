@@ -8,6 +8,7 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import tool
 
 from agent.state import AgentContext
+from agent.steps import ToolFailed
 
 CONTEXT_KEY = "agent_context"
 SNIPPET_CHARS = 600
@@ -46,7 +47,9 @@ async def search_conversations(query: str, limit: int = 5, *, config: RunnableCo
     """Search the user's other conversations; return matching snippets."""
     context = context_from(config)
     if context.search_conversations is None:
-        return "Searching other conversations is not available."
+        raise ToolFailed(
+            "tool.search_conversations.failed", "Searching other conversations is not available."
+        )
     items = await context.search_conversations(query, max(1, min(int(limit), 10)))
     if not items:
         return "No other conversation mentions that."
@@ -61,9 +64,15 @@ async def get_document_section(document: str, section: str, *, config: RunnableC
     """Read one section of the user's document by number ("3.2", "제3조") or title."""
     context = context_from(config)
     if context.section_lookup is None:
-        return "Reading document sections is not available."
+        raise ToolFailed(
+            "tool.get_document_section.failed", "Reading document sections is not available."
+        )
     found = await context.section_lookup(document, section)
     if not found:
-        return f"No section {section!r} in a document matching {document!r}."
+        raise ToolFailed(
+            "documents.no_section",
+            f"No section {section!r} in a document matching {document!r}.",
+            section=section,
+        )
     title = found.get("document_title") or document
     return f"{title} — {found.get('section') or section}\n{found.get('text') or ''}"

@@ -112,8 +112,10 @@ class GenerationStartedFrame(TypedDict):
 class ThinkingFrame(TypedDict):
     type: Literal["thinking"]
     run_id: str
-    step: str
-    content: str
+    step: str  # route, retrieve, memory, tool_call, tool_result, generate
+    code: str  # agent/steps.py's code: clients translate it (static/js/steps.js)
+    params: dict[str, Any]
+    content: str  # the step in plain English
 
 
 class TokenFrame(TypedDict):

@@ -385,10 +385,7 @@ class ReplyRunner:
         if event["type"] == "token":
             self.coalescer.add_token(event["text"])
         elif event["type"] == "thinking":
-            frame = events.thinking(
-                run_id=self.run_id, step=event["step"], content=event["content"]
-            )
-            self.coalescer.post(frame)
+            self.coalescer.post(events.thinking(run_id=self.run_id, event=event))
         elif event["type"] == "sources":
             self.coalescer.post(events.sources(run_id=self.run_id, items=event["items"]))
 

@@ -11,6 +11,7 @@ from django import template
 from django.contrib.staticfiles import finders
 from django.utils.safestring import SafeString, mark_safe
 
+from conversations import steps
 from conversations.rendering import render_markdown
 
 register = template.Library()
@@ -62,7 +63,11 @@ def ledger(message: Any) -> dict[str, Any] | None:
 
 @register.filter
 def part_text(part: dict[str, Any]) -> str:
-    """Return a readable one-block text of a thinking or tool part."""
+    """Return a readable one-block text of a thinking or tool part: its step in the reader's
+    language (`step_text`), else what it holds."""
+    text = steps.step_text(part)
+    if text:
+        return text
     for key in ("content", "text", "output", "result"):
         value = part.get(key)
         if isinstance(value, str) and value:
@@ -72,6 +77,20 @@ def part_text(part: dict[str, Any]) -> str:
 
         return f"{part.get('name', '')}({json.dumps(part.get('args', {}), ensure_ascii=False)})"
     return ""
+
+
+@register.filter
+def step_text(part: dict[str, Any]) -> str:
+    """Return a step (thinking, tool call or tool result part) as a sentence in the
+    reader's language: `{{ part|step_text }}`."""
+    return steps.step_text(part)
+
+
+@register.filter
+def step_details(part: dict[str, Any]) -> list[dict[str, str]]:
+    """Return a tool step's labelled details ([{label, value}]: a call's input, a result's
+    output; nothing for a failure): `{% for d in part|step_details %}`."""
+    return steps.step_details(part)
 
 
 @register.filter

@@ -115,8 +115,10 @@ async def test_a_question_in_the_documents_own_words_goes_to_them_without_the_ro
     _reply, frames = await run_turn(alice, conversation, "Per diem abroad for meals?")
     assert not [b for b in model.requests if forced_tool(b)]  # nobody asked the model
     assert "87 euros" in json.dumps(model.requests[-1], ensure_ascii=False)
-    notes = [f["content"] for f in frames if f["type"] == "thinking" and f["step"] == "route"]
-    assert notes == ["rule: the question's words are in your documents → rag"]
+    routes = [f for f in frames if f["type"] == "thinking" and f["step"] == "route"]
+    assert [(f["code"], f["params"]) for f in routes] == [
+        ("route.documents", {"by": "rule", "reason": "words_in_documents"})
+    ]
 
 
 def refuse_tools(body: dict) -> Reply:

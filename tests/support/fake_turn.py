@@ -12,6 +12,8 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent.steps import step
+
 
 @dataclass
 class FakeTurn:
@@ -44,7 +46,7 @@ class FakeTurn:
 
     async def events(self, on_token=None):
         try:
-            yield {"type": "thinking", "step": "generate", "content": "writing"}
+            yield {"type": "thinking", **step("generate.answer", round=1)}
             for n, token in enumerate(self.tokens):
                 if self.gate is not None and n == self.gate_after:
                     await self.gate.wait()

@@ -1,0 +1,263 @@
+"""The steps a turn shows the person while it works: every code, its kind and its words.
+
+The one definition. Nodes report a step as a code and params
+(`progress.emit_step("retrieve.found", count=3)`); the `thinking` event, the websocket
+frame and the stored part carry `step` (its kind), `code`, `params` and `content` (the
+English sentence, for clients that show text as it comes). Pages translate the code at
+display time: `conversations.steps.step_text` (the `step_text` template filter) and
+`stepText` in static/js/steps.js, whose catalog static/js/step_catalog.js is generated from
+`STEPS` (`manage.py step_catalog`). Words are for people: no exception names, no tool ids.
+
+A tool that fails for a reason the person should hear raises `ToolFailed` with a code of
+kind "tool_result"; its message is what the model is told.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from agent.events import ThinkingStep
+
+
+# Markers only: xgettext (`manage.py makemessages`) collects the arguments of these two names
+# into the translation catalogs. The words are translated where they are shown, not here.
+def _(text: str) -> str:
+    """Mark `text` for the catalogs."""
+    return text
+
+
+def ngettext(singular: str, plural: str) -> tuple[str, str]:
+    """Mark a count's two English forms for the catalogs (one plural entry); return both."""
+    return singular, plural
+
+
+@dataclass(frozen=True)
+class Step:
+    """One kind of step: where it belongs and its English words (`%(param)s` placeholders)."""
+
+    kind: ThinkingStep
+    text: str
+    plural: str = ""  # the form for any count but one; `count` names the param counted
+    count: str = "count"
+
+
+def _step(kind: ThinkingStep, words: str | tuple[str, str], count: str = "count") -> Step:
+    if isinstance(words, tuple):
+        return Step(kind, words[0], words[1], count)
+    return Step(kind, words)
+
+
+# The built-in tools by the names the model calls them: (calling, done, failed).
+TOOL_WORDS: dict[str, tuple[str, str, str]] = {
+    "calculator": (
+        _("Using the calculator"),
+        _("Used the calculator"),
+        _("The calculator could not work that out"),
+    ),
+    "get_current_datetime": (
+        _("Checking the clock"),
+        _("Checked the clock"),
+        _("Could not read the clock"),
+    ),
+    "search_documents": (
+        _("Searching your documents"),
+        _("Searched your documents"),
+        _("Could not search your documents"),
+    ),
+    "get_document_section": (
+        _("Opening a section of your documents"),
+        _("Read a section of your documents"),
+        _("Could not open that section of your documents"),
+    ),
+    "search_conversations": (
+        _("Searching your other conversations"),
+        _("Searched your other conversations"),
+        _("Could not search your other conversations"),
+    ),
+    "remember": (
+        _("Saving a memory"),
+        _("Saved a memory"),
+        _("Could not save that as a memory"),
+    ),
+    "forget": (
+        _("Deleting a memory"),
+        _("Deleted a memory"),
+        _("Could not delete that memory"),
+    ),
+}
+# Any other tool (an MCP server's): its own name is all we know of it.
+OTHER_TOOL = "other"
+OTHER_TOOL_WORDS = (
+    _("Using the tool %(tool)s"),
+    _("Used the tool %(tool)s"),
+    _("The tool %(tool)s did not work this time"),
+)
+TOOL_OUTCOMES = ("call", "done", "failed")
+
+STEPS: dict[str, Step] = {
+    # route: whether the question goes to the user's documents
+    "route.documents": _step("route", _("Decided to search your documents")),
+    "route.direct": _step("route", _("Decided to answer without searching your documents")),
+    # retrieve
+    "retrieve.found": _step(
+        "retrieve",
+        ngettext(
+            "Searched your documents: %(count)s passage found",
+            "Searched your documents: %(count)s passages found",
+        ),
+    ),
+    "retrieve.nothing": _step("retrieve", _("Searched your documents: nothing relevant found")),
+    "retrieve.failed": _step("retrieve", _("Could not search your documents this time")),
+    # memory: the conversation so far, summaries, memories, older messages
+    "memory.fresh": _step("memory", _("This is the start of the conversation")),
+    "memory.in_view": _step(
+        "memory",
+        ngettext(
+            "Looked at %(messages)s earlier message", "Looked at %(messages)s earlier messages"
+        ),
+        count="messages",
+    ),
+    "memory.in_view_with_summary": _step(
+        "memory",
+        ngettext(
+            "Looked at %(messages)s earlier message and the summary of older ones",
+            "Looked at %(messages)s earlier messages and the summary of older ones",
+        ),
+        count="messages",
+    ),
+    "memory.summarized": _step(
+        "memory",
+        ngettext(
+            "Summarized %(summarized)s older message to keep the conversation in memory",
+            "Summarized %(summarized)s older messages to keep the conversation in memory",
+        ),
+        count="summarized",
+    ),
+    "memory.summary_failed": _step(
+        "memory", _("Could not summarize older messages this time, so all of them were kept")
+    ),
+    "memory.memories_used": _step(
+        "memory", ngettext("Used %(count)s saved memory", "Used %(count)s saved memories")
+    ),
+    "memory.messages_recalled": _step(
+        "memory",
+        ngettext(
+            "Looked back at %(count)s older message", "Looked back at %(count)s older messages"
+        ),
+    ),
+    "memory.recall_failed": _step("memory", _("Could not look through your memories this time")),
+    "memory.recall_messages_failed": _step(
+        "memory", _("Could not look back through older messages this time")
+    ),
+    # generate
+    "generate.answer": _step("generate", _("Writing the answer")),
+    "generate.again": _step("generate", _("Writing the answer with what the tools returned")),
+    "generate.final": _step("generate", _("Writing the answer without using more tools")),
+    "generate.no_tools": _step(
+        "generate", _("This model cannot use tools, so it answered without them")
+    ),
+    "generate.partial_not_kept": _step(
+        "generate", _("This cut-off reply could not be kept in the conversation's memory")
+    ),
+    # tool calls and results: "tool.<name>.call|done|failed" (from TOOL_WORDS, below)
+    # tool failures with a reason the person should hear (raised as ToolFailed)
+    "calculator.division_by_zero": _step("tool_result", _("The calculator cannot divide by zero")),
+    "calculator.too_large": _step("tool_result", _("The result is too large for the calculator")),
+    "calculator.not_real": _step("tool_result", _("The result is not a real number")),
+    "calculator.too_long": _step("tool_result", _("The expression is too long for the calculator")),
+    "calculator.invalid": _step("tool_result", _("The calculator could not read that expression")),
+    "documents.no_section": _step(
+        "tool_result", _("Found no section %(section)s in your documents")
+    ),
+    "clock.unknown_zone": _step("tool_result", _("Did not recognise the time zone %(zone)s")),
+    "memory.off": _step("tool_result", _("Memory is off, so nothing was changed")),
+    "memory.sensitive_id": _step(
+        "tool_result", _("Did not save this as a memory: it looks like an ID number")
+    ),
+    "memory.sensitive_financial": _step(
+        "tool_result",
+        _("Did not save this as a memory: it looks like a card or bank account number"),
+    ),
+    "memory.sensitive_contact": _step(
+        "tool_result",
+        _("Did not save this as a memory: it looks like a phone number or e-mail address"),
+    ),
+    "memory.sensitive_secret": _step(
+        "tool_result", _("Did not save this as a memory: it looks like a password or secret key")
+    ),
+    "memory.too_long": _step(
+        "tool_result",
+        _("Did not save this as a memory: a memory holds at most %(limit)s characters"),
+    ),
+    "memory.full": _step(
+        "tool_result", _("Did not save this as a memory: you already have %(limit)s memories")
+    ),
+    "memory.no_match": _step("tool_result", _("No saved memory matched, so nothing was deleted")),
+}
+for _name, _words in {**TOOL_WORDS, OTHER_TOOL: OTHER_TOOL_WORDS}.items():
+    STEPS[f"tool.{_name}.call"] = Step("tool_call", _words[0])
+    STEPS[f"tool.{_name}.done"] = Step("tool_result", _words[1])
+    STEPS[f"tool.{_name}.failed"] = Step("tool_result", _words[2])
+
+CODES = tuple(STEPS)
+_PLACEHOLDER = re.compile(r"%\((\w+)\)s")
+
+
+class ToolFailed(ValueError):
+    """A tool could not do what was asked, for a reason the person should hear.
+
+    `code` is a step of kind "tool_result" in STEPS; the message is what the model is told
+    (it may be an instruction to the model: it never reaches the screen).
+    """
+
+    def __init__(self, code: str, message: str, **params: Any) -> None:
+        if code not in STEPS or STEPS[code].kind != "tool_result":
+            raise ValueError(f"not a tool failure step: {code!r}")
+        super().__init__(message)
+        self.code = code
+        self.params = params
+
+
+def tool_code(name: str, outcome: str) -> str:
+    """Return the step code of a tool's call, result or failure ("call", "done", "failed")."""
+    return f"tool.{name if name in TOOL_WORDS else OTHER_TOOL}.{outcome}"
+
+
+def words(code: str, params: Mapping[str, Any]) -> str:
+    """Return the English template of `code` for these params (singular or plural)."""
+    step = STEPS[code]
+    if step.plural and count_of(step, params) != 1:
+        return step.plural
+    return step.text
+
+
+def count_of(step: Step, params: Mapping[str, Any]) -> int:
+    """Return the number a plural step counts (0 when the param is missing or odd)."""
+    try:
+        return int(params.get(step.count, 0))
+    except (TypeError, ValueError):
+        return 0
+
+
+def fill(template: str, params: Mapping[str, Any]) -> str:
+    """Put the params into a template's `%(name)s` places (a missing one stays empty)."""
+    return _PLACEHOLDER.sub(lambda m: str(params.get(m.group(1), "")), template)
+
+
+def describe(code: str, params: Mapping[str, Any]) -> str:
+    """Return the English sentence of a step."""
+    return fill(words(code, params), params)
+
+
+def step(code: str, **params: Any) -> dict[str, Any]:
+    """Return a step's fields: {step, code, params, content} (raises KeyError on an unknown
+    code, so a typo fails the first test that reaches it)."""
+    return {
+        "step": STEPS[code].kind,
+        "code": code,
+        "params": params,
+        "content": describe(code, params),
+    }
