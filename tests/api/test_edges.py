@@ -44,7 +44,7 @@ def test_project_names_that_text_cannot_hold_are_422(api, name):
     ],
 )
 def test_the_list_page_explains_a_bad_filter_instead_of_failing(alice_client, query):
-    response = alice_client.get("/", query)
+    response = alice_client.get("/conversations/", query)
     assert response.status_code == 200
     assert response.context["filter_error"]
 

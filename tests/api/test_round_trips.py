@@ -114,14 +114,14 @@ def test_messages_filter_by_role_part_and_tool_use(api, alice):
 
 
 def test_message_filters_on_the_page(alice):
-    conversation = make_conversation(alice, contents=["find me", "the reply"])
+    conversation = make_conversation(alice, contents=["find me", "the answer"])
     client = Client()
     client.force_login(alice)
     page = client.get(f"/conversations/{conversation.id}/", {"role": "user"}).content.decode()
-    assert "find me" in page and "the reply" not in page
+    assert "find me" in page and "the answer" not in page
     assert 'id="filter-banner"' in page
     page = client.get(f"/conversations/{conversation.id}/", {"role": "robot"})
-    assert page.status_code == 200 and "the reply" in page.content.decode()  # shown unfiltered
+    assert page.status_code == 200 and "the answer" in page.content.decode()  # shown unfiltered
     assert 'class="banner error"' in page.content.decode()
 
 
@@ -146,7 +146,7 @@ def test_search_filters_by_role_and_date_range(api, alice):
 
     client = Client()
     client.force_login(alice)
-    page = client.get("/", {"q": "budget", "role": "assistant"}).content.decode()
+    page = client.get("/conversations/", {"q": "budget", "role": "assistant"}).content.decode()
     assert "<mark>budget</mark> answer" in page and "<mark>budget</mark> again" not in page
 
 

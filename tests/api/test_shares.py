@@ -45,7 +45,9 @@ def test_a_share_shows_the_branch_as_it_was_to_anyone(api, alice):
     assert '<meta name="robots" content="noindex' in html
     assert page["X-Robots-Tag"].startswith("noindex")
     assert page["Referrer-Policy"] == "no-referrer"
-    assert "<textarea" not in html and "<form" not in html  # no input box
+    # No input box: the only form is the language switcher.
+    assert "<textarea" not in html and 'id="composer"' not in html
+    assert html.count("<form") == 1 and 'action="/i18n/setlang/"' in html
     assert "Made with" in html
 
 

@@ -38,7 +38,7 @@ def test_malformed_uuid_in_url_is_404(alice_client):
 def test_list_shows_only_own_conversations(alice_client, alice, bob):
     services.create_conversation(user=alice, title="Mine")
     services.create_conversation(user=bob, title="Theirs")
-    response = alice_client.get("/")
+    response = alice_client.get("/conversations/")
     assert "Mine" in response.text
     assert "Theirs" not in response.text
 
