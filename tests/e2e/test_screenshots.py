@@ -190,6 +190,7 @@ def test_screenshots(new_context, make_user, lang):
             page.wait_for_timeout(800)
             _shot(page, f"streaming-{suffix}")
             expect(page.locator("li.message.streaming")).to_have_count(0, timeout=30_000)
+            page.goto("/settings/")  # off its page first: a deleted conversation's page goes home
             token = page.evaluate("document.querySelector('meta[name=csrf-token]').content")
             gone = page.request.delete(
                 f"/api/v1/conversations/{story.id}", headers={"X-CSRFToken": token}
