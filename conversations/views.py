@@ -24,9 +24,9 @@ from pydantic import ValidationError
 
 from accounts.preferences import get_user_settings
 from core.errors import NotFound, RateLimited, ServiceError
-from knowledge.selectors import list_documents
 from core.llm_catalog import list_models
 from core.schemas import Text
+from knowledge.selectors import list_documents
 
 from . import branches, exports, search, selectors, shares
 from .api.conversations import export_response, start_conversation
