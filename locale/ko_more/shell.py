@@ -1,4 +1,5 @@
 """Korean for the app shell, the landing, the ⋯ menu, the queue and the settings pages."""
+# ruff: noqa: E501 (a sentence and its translation stay on one line)
 
 KO = {
     "Today": "오늘", "Yesterday": "어제", "Previous 7 days": "지난 7일", "Previous 30 days": "지난 30일",
@@ -46,4 +47,4 @@ KO = {
     "Queued message removed.": "대기 중인 메시지를 지웠습니다.", "Summary written.": "요약을 썼습니다.",
     "Pinned.": "고정했습니다.", "Unpinned.": "고정을 해제했습니다.", "Made %(when)s": "%(when)s에 만듦",
     "Your message was not sent.": "메시지를 보내지 못했습니다.", "Your chats": "내 채팅",
-}
+}  # fmt: skip

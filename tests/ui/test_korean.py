@@ -135,14 +135,20 @@ def test_no_page_shows_english_interface_text_in_korean(alice_client, pages):
         same = {
             text
             for text in english & korean
-            if re.search(r"[A-Za-z]{2,}", text) and text not in theirs and not SAME_IN_BOTH.match(text)
+            if re.search(r"[A-Za-z]{2,}", text)
+            and text not in theirs
+            and not SAME_IN_BOTH.match(text)
         }
         if same:
             untranslated[url] = sorted(same)
     for url in ("/accounts/login/", "/accounts/signup/"):
         english = _texts(client.get(url, HTTP_ACCEPT_LANGUAGE="en").text)
         korean = _texts(client.get(url, HTTP_ACCEPT_LANGUAGE="ko").text)
-        same = {t for t in english & korean if re.search(r"[A-Za-z]{2,}", t) and not SAME_IN_BOTH.match(t)}
+        same = {
+            t
+            for t in english & korean
+            if re.search(r"[A-Za-z]{2,}", t) and not SAME_IN_BOTH.match(t)
+        }
         if same:
             untranslated[url] = sorted(same)
     assert untranslated == {}, "\n".join(f"{u}: {v}" for u, v in untranslated.items())
