@@ -39,6 +39,7 @@ from agent.events import (
     TokenEvent,
 )
 from agent.graph import get_graph, recursion_limit, thread_config
+from agent.incoming import clean
 from agent.llm import get_chat_model, model_label
 from agent.progress import collecting
 from agent.state import (
@@ -387,7 +388,7 @@ def _describe(error: BaseException | None) -> str:
         root = root.__cause__
     if root is not error and str(root).strip():
         text += f" ({type(root).__name__}: {str(root).strip()})"
-    return text[:500]
+    return clean(text)[:500]  # a server's error message is its text too
 
 
 async def run_turn(

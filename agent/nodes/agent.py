@@ -23,6 +23,7 @@ from langgraph.runtime import Runtime
 
 from agent import prompts
 from agent.capabilities import REFUSALS, mark_no_tools
+from agent.incoming import TextStream, clean_message
 from agent.llm import model_label
 from agent.memory import conversation_language, format_summaries
 from agent.openai_stream import astream_message
@@ -172,11 +173,24 @@ async def stream_model(
 ) -> AIMessage:
     """Call the model streaming, emit its text as it arrives, and return the whole message.
 
+    What the model sends enters here, and is cleaned here (agent/incoming.py): the text as
+    it streams, the message (tool calls included) once it is whole.
     A `ChatOpenAI` is read without per-token LangChain objects (agent/openai_stream.py);
     any other chat model (the offline one, a test's) through its own `astream`.
     """
+    text_stream = TextStream(emit_text)
+    try:
+        message = await _stream_raw(llm, prompt, tools, text_stream)
+    finally:
+        text_stream.close()
+    return clean_message(message)
+
+
+async def _stream_raw(
+    llm: BaseChatModel, prompt: list[BaseMessage], tools: Sequence[BaseTool], on_text: TextStream
+) -> AIMessage:
     if isinstance(llm, ChatOpenAI):
-        return await astream_message(llm, prompt, tools=tools, on_text=emit_text)
+        return await astream_message(llm, prompt, tools=tools, on_text=on_text)
     model: Runnable[Any, BaseMessage] = llm.bind_tools(tools) if tools else llm
     merged: AIMessageChunk | None = None
     async for chunk in model.astream(prompt):
@@ -184,7 +198,7 @@ async def stream_model(
             continue
         text = message_text(chunk)
         if text:
-            emit_text(text)
+            on_text(text)
         merged = chunk if merged is None else merged + chunk
     if merged is None:
         return AIMessage(content="")

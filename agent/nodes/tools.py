@@ -17,6 +17,7 @@ from langchain_core.messages import AIMessage, ToolCall, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
+from agent.incoming import clean
 from agent.progress import emit, emit_step
 from agent.state import AgentContext, AgentState
 from agent.steps import ToolFailed, tool_code
@@ -61,7 +62,15 @@ def failed(call: ToolCall, model_text: str, code: str | None = None, **params: A
 
 
 async def execute_call(call: ToolCall, config: RunnableConfig) -> Outcome:
-    """Run one tool call; a failure becomes an outcome, never an exception."""
+    """Run one tool call; a failure becomes an outcome, never an exception.
+
+    What a tool returns enters here, and is cleaned here (agent/incoming.py).
+    """
+    outcome = await _run_call(call, config)
+    return Outcome(text=clean(outcome.text)[:RESULT_CHARS], failure=clean(outcome.failure))
+
+
+async def _run_call(call: ToolCall, config: RunnableConfig) -> Outcome:
     tool = TOOLS.get(call["name"])
     if tool is None:
         return failed(call, f"unknown tool {call['name']!r}")
@@ -74,7 +83,7 @@ async def execute_call(call: ToolCall, config: RunnableConfig) -> Outcome:
     except Exception as exc:  # the model reads the error and answers from it
         logger.info("tool %s failed: %s: %s", call["name"], type(exc).__name__, exc)
         return failed(call, str(exc) or type(exc).__name__)
-    return Outcome(text=str(result)[:RESULT_CHARS])
+    return Outcome(text=str(result))
 
 
 def _announce(call: ToolCall, repeated: bool) -> None:

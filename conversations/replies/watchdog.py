@@ -87,12 +87,19 @@ async def beat_runs(hub: Hub) -> int:
 
 
 async def recover_stale_runs(hub: Hub) -> int:
-    """Store every run of a dead process as interrupted; return how many."""
+    """Store every run of a dead process as interrupted; return how many.
+
+    A run that cannot be stored (a database error) is logged and left for the next pass;
+    the runs after it are still recovered in this one.
+    """
     recovered = 0
     for run_id in await _stale_runs(stale_before=stale_before()):
-        run = await _aload_run(run_id)
-        if run is not None and await arecover_stale_run(run):
-            recovered += 1
+        try:
+            run = await _aload_run(run_id)
+            if run is not None and await arecover_stale_run(run):
+                recovered += 1
+        except Exception:
+            logger.exception("watchdog: could not recover reply %s", run_id)
     return recovered
 
 

@@ -203,3 +203,18 @@ def test_datetime_tool_knows_time_zones():
     assert "+09:00" in describe_now("Asia/Seoul")
     with pytest.raises(ValueError, match="unknown time zone"):
         describe_now("Mars/Olympus")
+
+
+async def test_a_tools_result_is_cleaned_before_the_model_and_the_parts_see_it(
+    online_config, saver, fake_openai
+):
+    async def dirty(query: str, k: int) -> list[dict]:
+        return [{"title": "Old chat", "snippet": "found\x00 it \ud800"}]
+
+    fake_openai.enqueue(Reply(tool_calls=[ToolCall("search_conversations", {"query": "a"})]), "ok")
+    result = await run_one(online_config, saver, new_id(), "look", search_conversations=dirty)
+    assert result.finished["finish_reason"] == "end_turn"
+    sent = [m for m in fake_openai.requests[-1]["messages"] if m["role"] == "tool"]
+    assert len(sent) == 1 and "found it \ufffd" in sent[0]["content"]
+    (part,) = [p for p in result.finished["parts"] if p["type"] == "tool_result"]
+    assert "found it \ufffd" in part["output"] and "\x00" not in part["output"]

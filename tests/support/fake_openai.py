@@ -6,7 +6,9 @@
         server.requests                         # every request body, in order
 
 Scripted replies are served first, in order; then `responder(body)` answers.
-A reply can stream slowly, fail with an HTTP status, or break off mid-stream.
+A reply can stream slowly, fail with an HTTP status, or break off mid-stream. Any text
+goes on the wire as a server would send it: NUL and lone surrogates (`"a\x00\ud800"` in a
+reply's text or a tool call's arguments) as JSON escapes.
 `GET /v1/models` lists `server.models`. Title requests (agent/titles.py) run in the
 background after a first reply, at a moment no script can foresee: they are answered by
 `title_responder` and kept in `server.title_requests`, apart from the script and
@@ -255,7 +257,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _chunk(self, payload: dict[str, Any] | str) -> None:
         text = payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False)
-        data = f"data: {text}\n\n".encode()
+        # A lone surrogate cannot be UTF-8: it leaves as the JSON escape a server writes
+        # (`\ud800`), which is what Python's backslashreplace spells. NUL is escaped by json.
+        data = f"data: {text}\n\n".encode("utf-8", "backslashreplace")
         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
         self.wfile.flush()
 
