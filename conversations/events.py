@@ -8,8 +8,8 @@ docs/websocket-protocol.md). Senders:
   write that rolled back;
 - `publish(frame, ...)` from the server loop, by a caller whose writes are committed
   (the reply orchestrator, after its transaction returned);
-- the consumer sends `error`, `pong` and `sync.state`, built here too, to the socket
-  that asked.
+- the consumer sends `error` and `pong`, built here too, to the socket that asked, and
+  `sync.state` through `publish(..., to=socket)`, in order with the live frames.
 
 Conversation frames go through this process's hub (local sockets first, then one
 publish for other processes); user-group frames (list pages) through the channel layer.
@@ -31,6 +31,7 @@ from core.groups import conversation_group, user_group
 from .models import Conversation, Message
 from .realtime import progress
 from .realtime.frames import (
+    SYNC_PAGE_BYTES,
     ConversationDeletedFrame,
     ConversationUpdatedFrame,
     ErrorCode,
@@ -46,6 +47,9 @@ from .realtime.frames import (
     ThinkingFrame,
     TokenFrame,
     Usage,
+    abridged,
+    dumps,
+    token_frame,
 )
 from .realtime.hub import current_hub, get_hub
 from .serializers import conversation_to_dict, message_to_dict
@@ -56,7 +60,7 @@ logger = logging.getLogger(__name__)
 # --- builders -------------------------------------------------------------------------
 def message_created(message: Message) -> MessageCreatedFrame:
     """A message was stored."""
-    return {"type": "message.created", "message": message_to_dict(message)}
+    return {"type": "message.created", "message": abridged(message_to_dict(message))}
 
 
 def message_deleted(
@@ -114,7 +118,7 @@ def thinking(*, run_id: Any, event: ThinkingEvent) -> ThinkingFrame:
 
 def token(*, run_id: Any, index: int, text: str) -> TokenFrame:
     """Reply text at character offset `index`."""
-    return {"type": "token", "run_id": str(run_id), "index": index, "text": text}
+    return token_frame(run_id=str(run_id), index=index, text=text)
 
 
 def sources(*, run_id: Any, items: list[dict[str, Any]]) -> SourcesFrame:
@@ -127,22 +131,37 @@ def generation_finished(message: Message, *, usage: Usage | None) -> GenerationF
     return {
         "type": "generation.finished",
         "run_id": str(message.pk),
-        "message": message_to_dict(message),
+        "message": abridged(message_to_dict(message)),
         "finish_reason": message.finish_reason,
         "usage": usage or {"input_tokens": 0, "output_tokens": message.tokens_used},
     }
 
 
 def sync_state(
-    messages: Iterable[Message], generation: Generation | None, current_message_id: Any
+    messages: Iterable[Message],
+    generation: Generation | None,
+    current_message_id: Any,
+    *,
+    has_more: bool = False,
 ) -> SyncStateFrame:
-    """The answer to `sync`: stored messages after the cursor (every branch), the reply in
+    """The answer to `sync`: stored messages after the cursor (every branch, oldest first,
+    at most SYNC_PAGE_BYTES of them: `has_more` says others follow), the reply in
     progress and the current branch's leaf."""
+    page: list[dict[str, Any]] = []
+    size = 0
+    for message in messages:
+        item = abridged(message_to_dict(message))
+        size += len(dumps(item).encode())
+        if page and size > SYNC_PAGE_BYTES:
+            has_more = True
+            break
+        page.append(item)
     return {
         "type": "sync.state",
-        "messages": [message_to_dict(m) for m in messages],
+        "messages": page,
         "generation": generation,
         "current_message_id": str(current_message_id) if current_message_id else None,
+        "has_more": has_more,
     }
 
 
@@ -186,11 +205,13 @@ def publish(
     clear_run: Any = None,
     local_only: bool = False,
     on_sent: Callable[[], None] | None = None,
+    to: Any = None,
 ) -> None:
     """Send `frame` now, from the server loop (the caller's writes are committed).
 
     `append` / `clear_run` update the reply in progress in order with the frames
-    (see `Hub.post`); `local_only` keeps it to this process's sockets; `on_sent` is
+    (see `Hub.post`); `local_only` keeps it to this process's sockets, `to` to one of
+    them (a `sync.state`, in order with the conversation's other frames); `on_sent` is
     called once the frame has been handed to them.
     """
     hub = get_hub()
@@ -203,6 +224,7 @@ def publish(
             clear_run=clear_run,
             local_only=local_only,
             on_sent=on_sent,
+            to=to,
         )
     if user_id is not None:
         hub.post_group(user_group(user_id), frame)

@@ -5,7 +5,8 @@ connection being rebuilt) whatever other processes publish is gone for its socke
 The hub (realtime/hub.py) mixes this in:
 - it notes what each conversation's sockets here were sent (messages, reply text);
 - a chunk of another process's reply that arrives after a hole is filled from the
-  reply's progress record, or held back — never handed to a client with a gap;
+  reply's progress record, or held back — never handed to a client with a gap
+  (realtime/delivery.py);
 - `check_layer` (called by the watchdog) detects a Redis restart or a broken
   subscription, rebuilds it, and `take_caught_up` then names the conversations whose
   sockets need a `sync.state`, from `delivered_before_loss` on.
@@ -17,17 +18,14 @@ import asyncio
 import logging
 from typing import Any
 
-from . import progress
 from .redis import get_redis
 
 logger = logging.getLogger(__name__)
 
-GAP_WAIT_STEPS = 10  # × 50 ms: for another process to write a reply's text again
-
 
 class Continuity:
-    """The continuity half of the Hub: it uses the hub's sockets, subscription,
-    `_to_sockets` and `resubscribe`."""
+    """The continuity half of the Hub: it uses the hub's sockets, subscription and
+    `resubscribe`."""
 
     sockets: dict[str, Any]
     shared: bool
@@ -43,7 +41,6 @@ class Continuity:
         self._echo_seen = 0
         self._redis_run_id: str | None = None
         self._last_seq: dict[str, int] = {}  # conversation → highest message delivered here
-        self._next_index: dict[str, int] = {}  # run → length of its text sent here
         # `_last_seq` as of the last echo that came back: frames up to it surely arrived.
         self._safe_seq: dict[str, int] = {}
         self._echo_snapshots: dict[int, dict[str, int]] = {}
@@ -57,50 +54,14 @@ class Continuity:
                 del self._echo_snapshots[old]
 
     def _track(self, key: str, frame: dict[str, Any]) -> None:
-        """Note what this process's sockets of a conversation have been sent."""
+        """Note the newest message this process's sockets of a conversation were sent."""
         kind = frame["type"]
         if kind == "message.created":
             seq = frame["message"]["sequence_number"]
             self._last_seq[key] = max(seq, self._last_seq.get(key, 0))
-        elif kind == "sync.state":
-            if frame["messages"]:
-                seq = max(m["sequence_number"] for m in frame["messages"])
-                self._last_seq[key] = max(seq, self._last_seq.get(key, 0))
-            if frame["generation"]:
-                run_id, text = frame["generation"]["run_id"], frame["generation"]["text"]
-                self._next_index[run_id] = max(len(text), self._next_index.get(run_id, 0))
-        elif kind == "token":
-            end = frame["index"] + len(frame["text"])
-            self._next_index[frame["run_id"]] = max(end, self._next_index.get(frame["run_id"], 0))
-        elif kind == "generation.finished":
-            self._next_index.pop(frame["run_id"], None)
-
-    async def _fill_gap(self, key: str, frame: dict[str, Any]) -> bool:
-        """Send the text another process published while this one could not hear it.
-
-        Chunks lost on the way (Redis restarting) leave a gap before this one. The owning
-        process writes the whole text to the reply's progress record before it publishes
-        a chunk (again in whole once Redis is back), so the missing piece is there, or
-        will be within a few chunk windows. Say whether `frame` may now be delivered:
-        if the hole cannot be filled, it is not, and the conversation gets a `sync.state`
-        (see `check_layer`) — the stored reply ends the run whole in any case.
-        """
-        run_id, index = frame["run_id"], frame["index"]
-        expected = self._next_index.get(run_id, 0)
-        if index <= expected:
-            return True
-        for _ in range(GAP_WAIT_STEPS):
-            current = await progress.aget(conversation_id=key)
-            if current is not None and current["run_id"] == run_id:
-                missing = current["text"][expected:index]
-                if len(missing) == index - expected:
-                    await self._to_sockets(key, {**frame, "index": expected, "text": missing})
-                    self._next_index[run_id] = index
-                    return True
-            await asyncio.sleep(0.05)
-        logger.warning("reply %s: chunks lost between processes; holding until a sync", run_id)
-        self._mark_missed([key])
-        return False
+        elif kind == "sync.state" and frame["messages"]:
+            seq = max(m["sequence_number"] for m in frame["messages"])
+            self._last_seq[key] = max(seq, self._last_seq.get(key, 0))
 
     async def check_layer(self) -> None:
         """Prove the subscription still delivers; rebuild it if not.

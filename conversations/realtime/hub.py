@@ -32,7 +32,7 @@ from core.groups import conversation_group, conversation_of
 from . import progress
 from .audience import Audience
 from .continuity import Continuity
-from .frames import dumps
+from .delivery import Delivery
 
 logger = logging.getLogger(__name__)
 
@@ -66,9 +66,10 @@ class _Item:
     local_only: bool
     clear_run: str | None = None  # forget this run's progress once the frame is out
     on_sent: Callable[[], None] | None = None  # told when the item is done (or failed)
+    target: LocalSocket | None = None  # only this socket (a `sync.state` it asked for)
 
 
-class Hub(Continuity):
+class Hub(Continuity, Delivery):
     """Sockets and runs of one event loop (one per Daphne process in production)."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -91,6 +92,7 @@ class Hub(Continuity):
         self.closing = False
         self.audience = Audience(self)
         self._init_continuity()
+        self._init_delivery()
 
     # --- sockets and runs ----------------------------------------------------------
     async def join(self, conversation_id: Any, sock: LocalSocket) -> None:
@@ -105,9 +107,11 @@ class Hub(Continuity):
         members = self.sockets.get(key)
         if members is not None:
             members.discard(sock)
+            self.positions.forget(sock)
             if not members:
                 del self.sockets[key]
                 self._last_seq.pop(key, None)
+                self._forget_conversation(key)
         await self._unsubscribe_if_idle(key)
 
     def all_sockets(self) -> list[Any]:
@@ -161,6 +165,7 @@ class Hub(Continuity):
         local_only: bool = False,
         clear_run: Any = None,
         on_sent: Callable[[], None] | None = None,
+        to: LocalSocket | None = None,
     ) -> None:
         """Queue a frame for the conversation's sockets here and, once, for other processes.
 
@@ -168,10 +173,11 @@ class Hub(Continuity):
         `clear_run` forgets that run's progress after it (queued, so no late append of
         the run can bring it back). A None frame does only that progress work.
         `on_sent` is called when the item has been handled, whatever happened to it.
+        `to` sends it to that one socket here only (in order with everything else).
         """
         key = str(conversation_id)
         clear = str(clear_run) if clear_run is not None else None
-        item = _Item(frame, append, local_only, clear, on_sent)
+        item = _Item(frame, append, local_only or to is not None, clear, on_sent, to)
         self._queues.setdefault(key, deque()).append(item)
         if key not in self._pumps:
             self._pumps[key] = self.loop.create_task(
@@ -210,12 +216,15 @@ class Hub(Continuity):
         assert item.frame is not None
         frame = item.frame
         frame_type = frame["type"]
-        if frame_type == "token" and item.local_only and not await self._fill_gap(key, frame):
-            return  # never hand a client a chunk after a hole; a sync.state follows
         self._track(key, frame)
         if frame_type == "conversation.deleted" and key in self.runs:
             self.runs[key].cancel("deleted")
-        await self._to_sockets(key, frame)
+        members = self.sockets.get(key, set())
+        if item.target is not None:
+            targets = [item.target] if item.target in members else []
+        else:
+            targets = list(members)
+        await self._hand_out(key, frame, targets)
         if self.shared and not item.local_only:
             if frame_type == "token" and not self.audience.others_listen(key):
                 return  # nobody else listens; a socket joining elsewhere reads the progress
@@ -224,14 +233,6 @@ class Hub(Continuity):
             # Redis trips under load; see realtime/coalescer.py).
             self._publish(conversation_group(key), frame, on_sent=item.on_sent)
             item.on_sent = None
-
-    async def _to_sockets(self, key: str, frame: dict[str, Any]) -> None:
-        text, frame_type = dumps(frame), frame["type"]
-        for sock in list(self.sockets.get(key, ())):
-            try:
-                await sock.deliver(text, frame_type)
-            except Exception:
-                logger.exception("could not deliver to a socket of %s", key)
 
     def _publish(self, group: str, frame: Any, on_sent: Callable[[], None] | None = None) -> None:
         """Queue a frame for the channel layer; local sockets never wait for it."""

@@ -1,4 +1,5 @@
-"""CHAT_RATE_LIMIT ("30/m"): messages a user may send in any window of that length.
+"""CHAT_RATE_LIMIT ("30/m"): messages a user may send in any window of that length
+(and the other per-user limits: CHAT_SYNC_RATE_LIMIT for a socket's `sync`, …).
 
 A moving (sliding) window, not fixed slots: a user never gets more than the limit in
 any 60 seconds, also across a minute boundary and across processes. The `limits`
@@ -8,6 +9,9 @@ redis-py client as the rest of the app; in-process memory in the embedded mode).
 While Redis is unreachable the check **fails open** (the message goes through, a
 warning is logged): the limit protects the model budget over minutes, and refusing
 every message during a Redis restart would turn a seconds-long blip into an outage.
+
+`check_rate` is the sync twin, for sync views: CHAT_SEARCH_RATE_LIMIT ("60/m") searches
+(`GET /search/messages`). It keeps the same windows, through a sync Redis client.
 """
 
 from __future__ import annotations
@@ -15,10 +19,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import threading
 import time
 import weakref
 from typing import Any
 
+import limits.storage
+import limits.strategies
 from django.conf import settings
 from limits import RateLimitItemPerSecond
 from limits.aio.storage import MemoryStorage, RedisStorage, Storage
@@ -38,6 +45,9 @@ KEY_PREFIX = "chat:rate"
 _limiters: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, MovingWindowRateLimiter] = (
     weakref.WeakKeyDictionary()
 )
+# The sync twin's, one per process: redis-py's sync pool and MemoryStorage are thread-safe.
+_sync_limiters: dict[str, limits.strategies.MovingWindowRateLimiter] = {}
+_sync_lock = threading.Lock()
 
 
 def parse_rate(rate: str) -> tuple[int, int]:
@@ -68,27 +78,69 @@ def _limiter() -> MovingWindowRateLimiter:
     return limiter
 
 
-async def acheck_rate(*, user_id: Any) -> None:
-    """Count one message for the user; raise RateLimited past the limit."""
-    count, window = parse_rate(settings.CHAT_RATE_LIMIT or "0/m")
+async def acheck_rate(*, user_id: Any, rate: str | None = None, what: str = "messages") -> None:
+    """Count one `what` for the user; raise RateLimited past `rate` (CHAT_RATE_LIMIT).
+
+    Each `what` has its own window (messages, syncs, searches…).
+    """
+    rate = settings.CHAT_RATE_LIMIT if rate is None else rate
+    count, window = parse_rate(rate or "0/m")
     if count <= 0:
         return
     item = RateLimitItemPerSecond(count, window)
     limiter = _limiter()
+    key = str(user_id) if what == "messages" else f"{what}:{user_id}"
     try:
-        if await limiter.hit(item, str(user_id)):
+        if await limiter.hit(item, key):
             return
-        stats = await limiter.get_window_stats(item, str(user_id))
+        stats = await limiter.get_window_stats(item, key)
     except RedisError as exc:
         logger.warning("rate limit not checked (Redis unreachable, failing open): %s", exc)
         return
     retry_after = max(1, math.ceil(stats.reset_time - time.time()))
     raise RateLimited(
-        f"More than {count} messages in {window} seconds; try again later.",
+        f"More than {count} {what} in {window} seconds; try again later.",
         retry_after=retry_after,
+    )
+
+
+def _sync_limiter() -> limits.strategies.MovingWindowRateLimiter:
+    url = getattr(settings, "REDIS_URL", None) or ""
+    with _sync_lock:
+        limiter = _sync_limiters.get(url)
+        if limiter is None:
+            kept: limits.storage.Storage = (
+                limits.storage.RedisStorage(url, key_prefix=KEY_PREFIX)
+                if url
+                else limits.storage.MemoryStorage()
+            )
+            limiter = _sync_limiters[url] = limits.strategies.MovingWindowRateLimiter(kept)
+        return limiter
+
+
+def check_rate(*, user_id: Any, rate: str, what: str) -> None:
+    """Count one `what` for the user; raise RateLimited past `rate` (from a sync caller)."""
+    count, window = parse_rate(rate or "0/m")
+    if count <= 0:
+        return
+    item = RateLimitItemPerSecond(count, window)
+    key = str(user_id) if what == "messages" else f"{what}:{user_id}"
+    limiter = _sync_limiter()
+    try:
+        if limiter.hit(item, key):
+            return
+        stats = limiter.get_window_stats(item, key)
+    except RedisError as exc:
+        logger.warning("rate limit not checked (Redis unreachable, failing open): %s", exc)
+        return
+    raise RateLimited(
+        f"More than {count} {what} in {window} seconds; try again later.",
+        retry_after=max(1, math.ceil(stats.reset_time - time.time())),
     )
 
 
 def reset_local_rates() -> None:
     """Forget the in-process windows (tests)."""
     _limiters.clear()
+    with _sync_lock:
+        _sync_limiters.clear()

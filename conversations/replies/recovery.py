@@ -74,8 +74,13 @@ async def build_sync_state(*, conversation_id: Any, after: int) -> SyncStateFram
                     break
         current = {"run_id": found["run_id"], "text": found["text"]} if found else None
     run_id = current["run_id"] if current else None
-    messages, stored, leaf = await _load_sync(conversation_id=key, after=after, run_id=run_id)
-    return events.sync_state(messages, None if stored else current, leaf)
+    rows = await _load_sync(conversation_id=key, after=after, run_id=run_id)
+    return events.sync_state(
+        rows.messages,
+        None if rows.stored else current,
+        rows.current_message_id,
+        has_more=rows.has_more,
+    )
 
 
 def stale_before() -> datetime:

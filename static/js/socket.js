@@ -125,6 +125,16 @@ export class ConversationSocket {
 
   stored(message) {
     if (!message || this.seen.has(message.id)) return;
+    if (message.truncated) {
+      // Too long for a frame: the server sent its beginning; read it whole over HTTP.
+      this.seen.add(message.id);
+      if (message.sequence_number > this.lastSeq) this.lastSeq = message.sequence_number;
+      this.fetchWhole(message).then((whole) => {
+        this.seen.delete(message.id);
+        this.stored(whole);
+      });
+      return;
+    }
     this.seen.add(message.id);
     if (message.sequence_number > this.lastSeq) this.lastSeq = message.sequence_number;
     if (message.role === "assistant" && this.run) {
@@ -134,6 +144,19 @@ export class ConversationSocket {
     }
     this.call("onMessage", message);
     if (this.run && this.run.done) this.run = null;
+  }
+
+  // The message as stored (its `truncated` copy if it cannot be read).
+  async fetchWhole(message) {
+    const url = `/api/v1/conversations/${message.conversation_id}/messages` +
+      `?branch=all&after=${message.sequence_number - 1}&limit=1`;
+    try {
+      const answer = await fetch(url, { credentials: "same-origin" });
+      const page = answer.ok ? await answer.json() : null;
+      const whole = page && page.items && page.items[0];
+      if (whole && whole.id === message.id) return whole;
+    } catch (_) { /* offline: show what came */ }
+    return { ...message, truncated: false };
   }
 
   // A continue's text starts with the cut-off reply's (`continues`), its first index after it.
@@ -182,6 +205,8 @@ export class ConversationSocket {
 
   syncState(frame) {
     for (const message of frame.messages || []) this.stored(message);
+    // A page of a long history: ask for the next (lastSeq now ends this page).
+    if (frame.has_more) this.send({ type: "sync", after: this.lastSeq });
     const generation = frame.generation;
     if (generation && generation.run_id) {
       this.start(generation.run_id);

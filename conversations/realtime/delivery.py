@@ -1,0 +1,172 @@
+"""Handing a conversation's frames to this process's sockets, each where it stands.
+
+The hub (realtime/hub.py) mixes this in. Frames of a conversation leave one at a time,
+in the order they were posted (its queue), and each reply's text reaches each socket
+exactly (realtime/positions.py):
+- a `token` frame is cut per socket: repeats dropped, gaps filled from the run's whole
+  text (the run itself when it runs here, its progress record in Redis otherwise);
+- a `sync.state` is answered in that same order, so the snapshot and the chunks after it
+  meet; its reply text sets the socket's position (a long one follows as chunks);
+- before the stored reply is announced (`message.created` / `generation.finished`), a
+  socket is sent whatever of its text it still lacks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from . import progress
+from .frames import TOKEN_FRAME_CHARS, dumps, token_frame
+from .positions import Positions, cut, pieces
+
+logger = logging.getLogger(__name__)
+
+GAP_WAIT_STEPS = 10  # × 50 ms: for another process to write a reply's text again
+RECENT_RUNS = 4  # finished runs remembered per conversation (see _send_sync)
+
+
+class Delivery:
+    """The delivery half of the Hub: it uses the hub's sockets, runs and `_mark_missed`."""
+
+    sockets: dict[str, set[Any]]
+    runs: dict[str, Any]
+
+    def _init_delivery(self) -> None:
+        self.positions = Positions()
+        # conversation → the run between its generation.started and .finished in the queue
+        self._active: dict[str, str] = {}
+        # conversation → run → its stored message, for runs that ended in the queue
+        self._finished: dict[str, dict[str, dict[str, Any]]] = {}
+
+    _mark_missed: Any  # Continuity's
+
+    def _forget_conversation(self, key: str) -> None:
+        self._active.pop(key, None)
+        self._finished.pop(key, None)
+
+    async def _hand_out(self, key: str, frame: dict[str, Any], targets: list[Any]) -> None:
+        """Send one frame of the conversation to `targets` (its sockets here, or one)."""
+        kind = frame["type"]
+        if kind == "token":
+            await self._send_token(key, frame, targets)
+        elif kind == "sync.state":
+            for sock in targets:
+                await self._send_sync(key, frame, sock)
+        else:
+            if kind == "generation.started":
+                self._active[key] = frame["run_id"]
+                for sock in targets:
+                    self.positions.set(sock, frame["run_id"], frame.get("text_offset", 0))
+            elif kind in ("message.created", "generation.finished"):
+                await self._complete(key, frame, targets)
+            text = dumps(frame)
+            for sock in targets:
+                await self._to_socket(sock, text, kind)
+            if kind == "generation.finished":
+                self._end_run(key, frame, targets)
+
+    async def _send_token(self, key: str, frame: dict[str, Any], targets: list[Any]) -> None:
+        run_id, index, text = frame["run_id"], frame["index"], frame["text"]
+        whole: str | None = None  # the run's text, read once if a socket lacks some
+        plain: str | None = None  # the frame as it came, serialized once
+        for sock in targets:
+            action, start, piece = cut(self.positions.get(sock, run_id), index, text)
+            if action == "skip":
+                continue
+            if action == "gap":
+                whole = whole if whole is not None else await self._run_text(key, run_id, index)
+                if whole is None:  # held back; a sync.state follows (check_layer)
+                    logger.warning("reply %s: text lost on the way; holding for a sync", run_id)
+                    self._mark_missed([key])
+                    continue
+                await self._send_text(sock, run_id, start, whole[start:index] + text)
+            elif start == index and len(text) <= TOKEN_FRAME_CHARS:
+                plain = plain if plain is not None else dumps(frame)
+                await self._to_socket(sock, plain, "token")
+            else:
+                await self._send_text(sock, run_id, start, piece)
+            self.positions.set(sock, run_id, index + len(text))
+
+    async def _send_sync(self, key: str, frame: dict[str, Any], sock: Any) -> None:
+        """Send a `sync.state` as of its place in the queue, and set the socket's position."""
+        generation = frame["generation"]
+        messages = frame["messages"]
+        ended = self._finished.get(key, {})
+        if generation is not None and generation["run_id"] in ended:
+            # The run ended in the queue after the snapshot was read: it is a message now.
+            stored = ended[generation["run_id"]]
+            if all(m["id"] != stored["id"] for m in messages):
+                messages = [*messages, stored]
+            generation = None
+        elif (
+            generation is None
+            and (active := self._active.get(key)) is not None
+            and all(m["id"] != active for m in messages)
+        ):
+            # A run started in the queue after the snapshot was read (and is not stored).
+            generation = {"run_id": active, "text": await self._run_text(key, active) or ""}
+        text = generation["text"] if generation is not None else ""
+        head = text[:TOKEN_FRAME_CHARS]
+        shown = {"run_id": generation["run_id"], "text": head} if generation else None
+        await self._to_socket(sock, dumps({**frame, "messages": messages, "generation": shown}), "")
+        if generation is not None:
+            if len(text) > len(head):
+                await self._send_text(sock, generation["run_id"], len(head), text[len(head) :])
+            self.positions.set(sock, generation["run_id"], len(text))
+
+    async def _complete(self, key: str, frame: dict[str, Any], targets: list[Any]) -> None:
+        """Send each socket what it lacks of a reply before the reply is announced."""
+        message = frame["message"]
+        run_id = message["id"]
+        if message["role"] != "assistant":
+            return
+        lacking = [
+            (sock, held)
+            for sock in targets
+            if (held := self.positions.get(sock, run_id)) is not None
+        ]
+        if not lacking:
+            return
+        text = message["content"]
+        if message.get("truncated"):
+            text = await self._run_text(key, run_id) or text
+        for sock, held in lacking:
+            if held < len(text):
+                await self._send_text(sock, run_id, held, text[held:])
+                self.positions.set(sock, run_id, len(text))
+
+    def _end_run(self, key: str, frame: dict[str, Any], targets: list[Any]) -> None:
+        run_id = frame["run_id"]
+        self.positions.end_run(targets, run_id)
+        if self._active.get(key) == run_id:
+            del self._active[key]
+        ended = self._finished.setdefault(key, {})
+        ended[run_id] = frame["message"]
+        while len(ended) > RECENT_RUNS:
+            del ended[next(iter(ended))]
+
+    async def _send_text(self, sock: Any, run_id: str, index: int, text: str) -> None:
+        for start, piece in pieces(index, text):
+            frame = token_frame(run_id=run_id, index=start, text=piece)
+            await self._to_socket(sock, dumps(frame), "token")
+
+    async def _to_socket(self, sock: Any, text: str, kind: str) -> None:
+        try:
+            await sock.deliver(text, kind)
+        except Exception:
+            logger.exception("could not deliver to a socket")
+
+    async def _run_text(self, key: str, run_id: str, upto: int = 0) -> str | None:
+        """Return a run's whole text so far (at least `upto` characters), or None."""
+        handle = self.runs.get(key)
+        if handle is not None and str(handle.run_id) == run_id:
+            return handle.text()
+        for step in range(GAP_WAIT_STEPS):
+            current = await progress.aget(conversation_id=key)
+            if current is not None and current["run_id"] == run_id and len(current["text"]) >= upto:
+                return current["text"]
+            if step + 1 < GAP_WAIT_STEPS:
+                await asyncio.sleep(0.05)
+        return None
