@@ -54,6 +54,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Outermost: a 500 caused by PostgreSQL or Redis out of reach becomes a 503
+    # (core/unavailable.py).
+    "core.unavailable.UnavailableMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "servestatic.middleware.ServeStaticMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -114,7 +117,21 @@ DATABASE_URL = os.environ.get("DATABASE_URL", f"sqlite:///{VAR_DIR / 'db.sqlite3
 _db = dj_database_url.parse(DATABASE_URL, conn_max_age=0)
 if _db["ENGINE"] == "django.db.backends.postgresql":
     # CONN_MAX_AGE > 0 leaks connections under ASGI; Django 5.2's psycopg pool does not.
-    _db["OPTIONS"] = {"pool": {"min_size": 1, "max_size": int(os.environ.get("DB_POOL_SIZE", 20))}}
+    # With PostgreSQL out of reach a request waits at most DB_POOL_TIMEOUT for a connection
+    # (then 503, core/unavailable.py), not psycopg's 30 s; a pool that gave up reconnecting
+    # (after DB_RECONNECT_SECONDS) tries again on the next request, so it recovers at once.
+    _db["OPTIONS"] = {
+        "connect_timeout": int(os.environ.get("DB_CONNECT_TIMEOUT", 3)),
+        "pool": {
+            "min_size": 1,
+            "max_size": int(os.environ.get("DB_POOL_SIZE", 20)),
+            "timeout": float(os.environ.get("DB_POOL_TIMEOUT", 3)),
+            "reconnect_timeout": float(os.environ.get("DB_RECONNECT_SECONDS", 5)),
+        },
+    }
+    # A pooled connection is checked when it is handed out: one the server dropped (a
+    # restart) is replaced, not failed on.
+    _db["CONN_HEALTH_CHECKS"] = True
     # The test database must be UTF-8 so pg_trgm sees Korean trigrams.
     _db["TEST"] = {"TEMPLATE": "template0", "CHARSET": "UTF8"}
     # Django's backend, connected as the role `chat_app` with row-level security applied
@@ -189,6 +206,7 @@ if not DEBUG:
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = True
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # the load balancer's check speaks plain HTTP
 
 # --- the chat (SPEC's settings table) ------------------------------------------
 OPENAI_API_KEY = os.environ.get("OPENAI_API_KEY") or None
@@ -244,10 +262,25 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     # No API token secret reaches a log, whoever logs it (a library included).
-    "filters": {"redact_secrets": {"()": "core.redact.RedactSecrets"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["redact_secrets"]}},
+    # An outage of PostgreSQL or Redis is logged once when it starts and once when it ends,
+    # not as a traceback per request, socket and library retry (core/outages.py).
+    "filters": {
+        "redact_secrets": {"()": "core.redact.RedactSecrets"},
+        "quiet_outages": {"()": "core.outages.QuietOutages"},
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "filters": ["quiet_outages", "redact_secrets"],
+        }
+    },
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    "loggers": {"httpx": {"level": "WARNING"}, "daphne": {"level": "WARNING"}},
+    "loggers": {
+        "httpx": {"level": "WARNING"},
+        "daphne": {"level": "WARNING"},
+        # Through the root's handler, filters included (not Django's own console handler).
+        "django": {"level": "INFO"},
+    },
 }
 
 # --- realtime replies (conversations/realtime) ------------------------------------

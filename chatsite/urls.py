@@ -10,6 +10,7 @@ from accounts import views as account_views
 from chatsite import api as site_api
 from chatsite.manifest import web_manifest
 from conversations import views as conversation_views
+from core.health import healthz
 from memories import views as memory_views
 
 urlpatterns = [
@@ -58,6 +59,7 @@ urlpatterns = [
         name="javascript-catalog",
     ),
     path("manifest.webmanifest", web_manifest, name="web_manifest"),
+    path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),
     path("api/v1/", site_api.get_urls()),
     re_path(r"^api/(?P<rest>.*)$", site_api.not_found),

@@ -17,6 +17,7 @@ from core import rls, schemas
 from core.db_async import db_async
 from core.errors import NotFound, RateLimited, SensitiveInfo, ServiceError
 from core.groups import user_group
+from core.unavailable import close_socket_on_outage
 
 from . import events, temporary
 from .branches import switch_branch
@@ -78,7 +79,12 @@ class ScopedConsumer(AsyncWebsocketConsumer):
 
     async def dispatch(self, message: Any) -> None:
         with rls.using(rls.scope_for_user(self.scope.get("user"))):
-            await super().dispatch(message)
+            try:
+                await super().dispatch(message)
+            except Exception as exc:
+                # PostgreSQL or Redis out of reach: close 1013 (try again later), not 1011.
+                if not await close_socket_on_outage(self, exc, message):
+                    raise
 
 
 class ConversationConsumer(ScopedConsumer):

@@ -21,6 +21,8 @@ from ninja.utils import check_csrf
 
 from . import schemas
 from .errors import RateLimited, SensitiveInfo, ServiceError
+from .outages import outage_of
+from .unavailable import unavailable_response
 
 logger = logging.getLogger(__name__)
 
@@ -149,6 +151,11 @@ def on_bad_multipart(request: HttpRequest, exc: MultiPartParserError) -> HttpRes
 
 @_handles(Exception)
 def on_unexpected(request: HttpRequest, exc: Exception) -> HttpResponse:
+    # PostgreSQL or Redis out of reach: 503, try again later (logged once, core/outages.py).
+    outage = outage_of(exc)
+    if outage is not None:
+        outage.failed(exc)
+        return unavailable_response(request, outage)
     # The API answers JSON whatever happens (an HTML debug page is no use to a client).
     logger.error("API error on %s %s", request.method, request.path, exc_info=exc)
     return error_response(500, "internal_error", "Something went wrong on the server.")

@@ -3,6 +3,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.apps import AppConfig
+from django.core.signals import got_request_exception
 from django.db.models.signals import post_migrate
 
 
@@ -10,7 +11,11 @@ class CoreConfig(AppConfig):
     name = "core"
 
     def ready(self) -> None:
+        from . import unavailable
+
         post_migrate.connect(grant_table_privileges, sender=self)
+        # A request that failed because PostgreSQL or Redis is out of reach answers 503.
+        got_request_exception.connect(unavailable.note_outage)
 
 
 def grant_table_privileges(using: str = "default", **kwargs: Any) -> None:

@@ -1,6 +1,6 @@
 """PostgreSQL, connected as the app's role, with every transaction in the current RLS scope.
 
-Django's own backend plus three things (core/rls.py explains the scopes):
+Django's own backend plus four things (core/rls.py explains the scopes):
 - each connection runs as `chat_app` (`SET ROLE`, kept for the connection's life: it is the
   same for every user), except in `rls.owner_mode()` (migrations, flush, the test database),
   which runs as the login, the tables' owner. A pooled connection is switched when it is
@@ -8,6 +8,7 @@ Django's own backend plus three things (core/rls.py explains the scopes):
 - every statement goes through `rls.execute_in_scope`, which starts its transaction with
   the scope's transaction-local settings.
 - creating and destroying the test database happen in owner mode.
+- connecting reports PostgreSQL's outages and recoveries, and fails fast during one.
 """
 
 from __future__ import annotations
@@ -18,6 +19,10 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db.backends.postgresql import base, creation
 
 from core import rls
+from core.outages import DATABASE, outage_of
+
+# Seconds a connection is waited for while PostgreSQL is known to be down.
+OUTAGE_POOL_TIMEOUT = 0.5
 
 
 def check_role(*, cursor_of: Any) -> None:
@@ -53,6 +58,28 @@ class DatabaseWrapper(base.DatabaseWrapper):
         self.rls_owner = False  # this connection runs as the login (owner mode)
         self.rls_applied: rls.Scope | None = None  # the scope of the open transaction
         self.execute_wrappers.append(rls.execute_in_scope)
+
+    def get_new_connection(self, conn_params: Any) -> Any:
+        """Connect (from the pool), reporting PostgreSQL's outages and recoveries
+        (core/outages.py). While it is known down, the pool is asked only briefly: each
+        request and socket would otherwise wait the pool's whole timeout (sockets
+        authenticate on one shared thread, one after another). The pool goes on
+        reconnecting meanwhile."""
+        pool = self.pool
+        if pool is not None:
+            pool.timeout = OUTAGE_POOL_TIMEOUT if DATABASE.down else self._pool_timeout()
+        try:
+            connection = super().get_new_connection(conn_params)
+        except Exception as exc:
+            if outage_of(exc) is DATABASE:
+                DATABASE.failed(exc)
+            raise
+        DATABASE.recovered()
+        return connection
+
+    def _pool_timeout(self) -> float:
+        options = self.settings_dict["OPTIONS"].get("pool")
+        return float(options.get("timeout", 30.0)) if isinstance(options, dict) else 30.0
 
     def _configure_role(self, connection: Any) -> bool:
         return False  # not once per physical connection: per checkout, below

@@ -1,0 +1,80 @@
+"""A TCP proxy a test can stop and start again: a service going away and coming back.
+
+`TcpProxy(("127.0.0.1", 5432)).start()` listens on `proxy.port`; `stop()` cuts every
+connection through it and refuses new ones; `start()` forwards on the same port again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+
+from tests.support.daphne import free_port
+
+
+class TcpProxy:
+    def __init__(self, target: tuple[str, int], port: int | None = None) -> None:
+        self.target = target
+        self.port = port or free_port()
+        self._listener: socket.socket | None = None
+        self._sockets: set[socket.socket] = set()
+        self._lock = threading.Lock()
+
+    def start(self) -> TcpProxy:
+        listener = socket.socket()
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", self.port))
+        listener.listen(64)
+        self._listener = listener
+        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        """Refuse new connections and cut every open one."""
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            with contextlib.suppress(OSError):
+                listener.shutdown(socket.SHUT_RDWR)
+            listener.close()
+        with self._lock:
+            open_sockets, self._sockets = self._sockets, set()
+        for sock in open_sockets:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+            sock.close()
+
+    def _accept(self, listener: socket.socket) -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                return  # stopped
+            try:
+                upstream = socket.create_connection(self.target, timeout=5)
+            except OSError:
+                client.close()
+                continue
+            upstream.settimeout(None)
+            with self._lock:
+                if self._listener is not listener:  # stopped meanwhile
+                    client.close()
+                    upstream.close()
+                    return
+                self._sockets |= {client, upstream}
+            for source, sink in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pipe, args=(source, sink), daemon=True).start()
+
+    def _pipe(self, source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while data := source.recv(65536):
+                sink.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for sock in (source, sink):
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+                sock.close()
+            with self._lock:
+                self._sockets -= {source, sink}
