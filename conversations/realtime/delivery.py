@@ -15,16 +15,27 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from . import progress
-from .frames import TOKEN_FRAME_CHARS, dumps, token_frame
+from .frames import TOKEN_FRAME_CHARS, TokenFrame, dumps
 from .positions import Positions, cut, pieces
 
 logger = logging.getLogger(__name__)
 
 GAP_WAIT_STEPS = 10  # × 50 ms: for another process to write a reply's text again
 RECENT_RUNS = 4  # finished runs remembered per conversation (see _send_sync)
+
+# events.token, the one builder of `token` frames, handed over by the events module when
+# it loads (it imports the hub, so the hub cannot import it).
+_token: Callable[..., TokenFrame] | None = None
+
+
+def build_tokens_with(builder: Callable[..., TokenFrame]) -> None:
+    """Use `builder` (events.token) for the `token` frames the hub cuts."""
+    global _token
+    _token = builder
 
 
 class Delivery:
@@ -96,8 +107,9 @@ class Delivery:
         ended = self._finished.get(key, {})
         if generation is not None and generation["run_id"] in ended:
             # The run ended in the queue after the snapshot was read: it is a message now.
+            # (With more pages to come it is among them: the client asks after this one.)
             stored = ended[generation["run_id"]]
-            if all(m["id"] != stored["id"] for m in messages):
+            if not frame["has_more"] and all(m["id"] != stored["id"] for m in messages):
                 messages = [*messages, stored]
             generation = None
         elif (
@@ -106,11 +118,16 @@ class Delivery:
             and all(m["id"] != active for m in messages)
         ):
             # A run started in the queue after the snapshot was read (and is not stored).
-            generation = {"run_id": active, "text": await self._run_text(key, active) or ""}
+            text = await self._run_text(key, active)
+            if text is None:  # its end never came through (frames lost in an outage)
+                del self._active[key]
+            else:
+                generation = {"run_id": active, "text": text}
         text = generation["text"] if generation is not None else ""
         head = text[:TOKEN_FRAME_CHARS]
         shown = {"run_id": generation["run_id"], "text": head} if generation else None
-        await self._to_socket(sock, dumps({**frame, "messages": messages, "generation": shown}), "")
+        state = {**frame, "messages": messages, "generation": shown}
+        await self._to_socket(sock, dumps(state), "sync.state")
         if generation is not None:
             if len(text) > len(head):
                 await self._send_text(sock, generation["run_id"], len(head), text[len(head) :])
@@ -149,7 +166,8 @@ class Delivery:
 
     async def _send_text(self, sock: Any, run_id: str, index: int, text: str) -> None:
         for start, piece in pieces(index, text):
-            frame = token_frame(run_id=run_id, index=start, text=piece)
+            assert _token is not None, "conversations.events is not loaded"
+            frame = _token(run_id=run_id, index=start, text=piece)
             await self._to_socket(sock, dumps(frame), "token")
 
     async def _to_socket(self, sock: Any, text: str, kind: str) -> None:
