@@ -29,7 +29,7 @@ from agent.events import ThinkingEvent
 from core.groups import conversation_group, user_group
 
 from .models import Conversation, Message
-from .realtime import progress
+from .realtime import delivery, progress
 from .realtime.frames import (
     SYNC_PAGE_BYTES,
     ConversationDeletedFrame,
@@ -49,7 +49,6 @@ from .realtime.frames import (
     Usage,
     abridged,
     dumps,
-    token_frame,
 )
 from .realtime.hub import current_hub, get_hub
 from .serializers import conversation_to_dict, message_to_dict
@@ -118,7 +117,10 @@ def thinking(*, run_id: Any, event: ThinkingEvent) -> ThinkingFrame:
 
 def token(*, run_id: Any, index: int, text: str) -> TokenFrame:
     """Reply text at character offset `index`."""
-    return token_frame(run_id=str(run_id), index=index, text=text)
+    return {"type": "token", "run_id": str(run_id), "index": index, "text": text}
+
+
+delivery.build_tokens_with(token)  # the hub cuts a reply's text per socket with it
 
 
 def sources(*, run_id: Any, items: list[dict[str, Any]]) -> SourcesFrame:
