@@ -28,7 +28,18 @@ OnText = Callable[[str], None]
 
 
 class ModelStreamError(RuntimeError):
-    """The server reported an error inside the stream (after answering 200)."""
+    """The stream failed after the server answered 200: it reported an error, or sent
+    what is not an event. `code` is the step (agent/steps.py) that tells the person."""
+
+    code = "model.failed"
+    params: dict[str, Any] = {}
+
+
+class ModelStreamCut(ModelStreamError):
+    """The stream ended before the reply did: no `finish_reason` came (llama.cpp's server
+    ends a stream so when another request cuts it, or its context is full)."""
+
+    code = "model.cut_off"
 
 
 @dataclass
@@ -151,8 +162,22 @@ async def astream_message(
             joined, data = "\n".join(data), []
             if joined.strip() == "[DONE]":
                 break
-            reply.absorb(json.loads(joined), on_text)
+            reply.absorb(_event(joined), on_text)
         else:
             if data and "\n".join(data).strip() != "[DONE]":
-                reply.absorb(json.loads("\n".join(data)), on_text)
+                reply.absorb(_event("\n".join(data)), on_text)
+    if reply.finish_reason is None:
+        # Whether or not `[DONE]` came: without a finish reason the reply is not whole.
+        raise ModelStreamCut("the model server ended the stream without a finish reason")
     return reply.message()
+
+
+def _event(data: str) -> dict[str, Any]:
+    """Return one event's JSON object; raise ModelStreamError for anything else."""
+    try:
+        event = json.loads(data)
+    except ValueError:
+        event = None
+    if not isinstance(event, dict):
+        raise ModelStreamError(f"the model server sent an event that is not JSON: {data[:200]!r}")
+    return event

@@ -41,6 +41,7 @@ from agent.events import (
 from agent.graph import get_graph, recursion_limit, thread_config
 from agent.incoming import clean
 from agent.llm import get_chat_model, model_label
+from agent.openai_stream import ModelStreamError
 from agent.progress import collecting
 from agent.state import (
     AgentContext,
@@ -193,6 +194,8 @@ class Turn:
         reason = self._ending()
         if reason == "end_turn" and not self._text and self._final is not None:
             yield self._token(message_text(self._final)[len(self.prefix) :])
+        if reason == "error":
+            yield self._fault()
         self.finished = await self._conclude(reason)
         yield self.finished
 
@@ -251,6 +254,16 @@ class Turn:
         if self._final is not None:
             return map_finish_reason(self._final.response_metadata.get("finish_reason"))
         return "stopped" if self._stop_requested else "error"
+
+    def _fault(self) -> ThinkingEvent:
+        """Say, as a step of the reply, why it failed, in words for people (MODEL_FAULTS)."""
+        error = self._error
+        if isinstance(error, ModelStreamError):
+            fields = step(error.code, **error.params)
+        else:  # the server refused, could not be reached, or the graph failed
+            fields = step("model.failed")
+        self._parts.append({"type": "thinking", **fields})
+        return {"type": "thinking", **fields}  # type: ignore[typeddict-item]
 
     def _token(self, text: str) -> TokenEvent:
         """Append `text` to the reply and return its token event."""

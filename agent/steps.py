@@ -162,6 +162,11 @@ STEPS: dict[str, Step] = {
     "generate.partial_not_kept": _step(
         "generate", _("This cut-off reply could not be kept in the conversation's memory")
     ),
+    # why a reply ended in an error (MODEL_FAULTS): what the model server did
+    "model.failed": _step("generate", _("The model server failed, so the answer stops here")),
+    "model.cut_off": _step(
+        "generate", _("The model server ended the answer before it was finished")
+    ),
     # tool calls and results: "tool.<name>.call|done|failed" (from TOOL_WORDS, below)
     # tool failures with a reason the person should hear (raised as ToolFailed)
     "calculator.division_by_zero": _step("tool_result", _("The calculator cannot divide by zero")),
@@ -203,6 +208,8 @@ for _name, _words in {**TOOL_WORDS, OTHER_TOOL: OTHER_TOOL_WORDS}.items():
     STEPS[f"tool.{_name}.failed"] = Step("tool_result", _words[2])
 
 CODES = tuple(STEPS)
+# The steps that say why a reply failed (its finish note shows the last one).
+MODEL_FAULTS = tuple(code for code in STEPS if code.startswith("model."))
 _PLACEHOLDER = re.compile(r"%\((\w+)\)s")
 
 

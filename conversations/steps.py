@@ -15,7 +15,7 @@ from typing import Any
 from django.conf import settings
 from django.utils.translation import gettext, ngettext
 
-from agent.steps import OTHER_TOOL, STEPS, TOOL_WORDS, count_of, fill, tool_code
+from agent.steps import MODEL_FAULTS, OTHER_TOOL, STEPS, TOOL_WORDS, count_of, fill, tool_code
 
 JS_CATALOG = Path("static/js/step_catalog.js")
 DETAIL_CHARS = 2000
@@ -57,6 +57,13 @@ def step_text(part: Any) -> str:
     else:
         template = gettext(step.text)
     return fill(template, params)
+
+
+def fault_text(parts: Any) -> str:
+    """Return the last step of `parts` that says why the reply failed (MODEL_FAULTS), as a
+    sentence in the active language; "" when there is none."""
+    faults = [p for p in parts or () if step_code(p) in MODEL_FAULTS]
+    return step_text(faults[-1]) if faults else ""
 
 
 def step_details(part: Any) -> list[dict[str, str]]:

@@ -87,6 +87,13 @@ def step_text(part: dict[str, Any]) -> str:
 
 
 @register.filter
+def fault_text(message: Any) -> str:
+    """Return why a failed reply failed, in the reader's language ("" if it does not say):
+    `{{ m|fault_text }}`."""
+    return steps.fault_text(message.parts)
+
+
+@register.filter
 def step_details(part: dict[str, Any]) -> list[dict[str, str]]:
     """Return a tool step's labelled details ([{label, value}]: a call's input, a result's
     output; nothing for a failure): `{% for d in part|step_details %}`."""

@@ -195,12 +195,28 @@ async def test_stream_broken_midway_ends_with_error_and_keeps_the_text(
     assert memory["messages"][-1]["content"] == "Hello there,"
 
 
+async def test_a_stream_cut_without_a_finish_reason_ends_with_error_and_says_why(
+    online_config, saver, fake_openai
+):
+    thread = new_id()
+    fake_openai.enqueue(Reply(text="Half of the answer", finish=False))
+    result = await run_one(online_config, saver, thread, "hi")
+    assert result.finished["finish_reason"] == "error"  # never end_turn: it can be continued
+    assert result.finished["content"] == "Half of the answer"
+    assert result.codes("generate")[-1] == "model.cut_off"  # shown as it ends
+    assert result.events[-2]["code"] == "model.cut_off"
+    assert [p["code"] for p in result.finished["parts"]][-1] == "model.cut_off"  # and kept
+    memory = await read_thread(saver, thread)
+    assert memory["messages"][-1]["content"] == "Half of the answer"
+
+
 async def test_http_500_ends_with_error(online_config, saver, fake_openai):
     fake_openai.enqueue(Reply(status=500))
     result = await run_one(online_config, saver, new_id(), "hi")
     assert result.finished["finish_reason"] == "error"
     assert "500" in result.finished["error"] or "Internal" in result.finished["error"]
     assert result.finished["content"] == ""
+    assert result.codes("generate")[-1] == "model.failed"
 
 
 async def test_connection_refused_ends_with_error(online_config, saver):

@@ -14,7 +14,7 @@ from langchain_core.messages import (
 )
 
 from agent.llm import build_chat_model
-from agent.openai_stream import ModelStreamError, astream_message
+from agent.openai_stream import ModelStreamCut, ModelStreamError, astream_message
 from agent.tools.calculator import calculator
 from agent.tools.clock import get_current_datetime
 from tests.support.fake_openai import Reply, ToolCall
@@ -114,5 +114,36 @@ async def test_an_error_inside_the_stream_is_raised_after_the_text_so_far(
     fake_openai.enqueue(Reply(text="partial answer", stream_error="upstream overloaded"))
     pieces: list[str] = []
     with pytest.raises(ModelStreamError, match="upstream overloaded"):
+        await astream_message(llm, PROMPT, tools=[], on_text=pieces.append)
+    assert "".join(pieces) == "partial answer"
+
+
+@pytest.mark.parametrize("done", [True, False], ids=["then-done", "no-done"])
+async def test_a_stream_without_a_finish_reason_is_cut_after_the_text_so_far(
+    online_config, fake_openai, done
+):
+    llm = build_chat_model(online_config)
+    fake_openai.enqueue(Reply(text="half an ans", finish=False, done=done))
+    pieces: list[str] = []
+    with pytest.raises(ModelStreamCut):
+        await astream_message(llm, PROMPT, tools=[], on_text=pieces.append)
+    assert "".join(pieces) == "half an ans"
+
+
+async def test_a_finished_stream_without_done_is_whole(online_config, fake_openai):
+    llm = build_chat_model(online_config)
+    fake_openai.enqueue(Reply(text="all of it", done=False))
+    message = await astream_message(llm, PROMPT, tools=[], on_text=lambda _: None)
+    assert message.content == "all of it"
+    assert message.response_metadata["finish_reason"] == "stop"
+
+
+async def test_an_event_that_is_not_json_fails_the_stream_after_the_text_so_far(
+    online_config, fake_openai
+):
+    llm = build_chat_model(online_config)
+    fake_openai.enqueue(Reply(text="partial answer", malformed="{oops"))
+    pieces: list[str] = []
+    with pytest.raises(ModelStreamError, match="not JSON"):
         await astream_message(llm, PROMPT, tools=[], on_text=pieces.append)
     assert "".join(pieces) == "partial answer"

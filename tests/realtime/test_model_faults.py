@@ -9,13 +9,15 @@ from typing import Any
 import pytest
 from asgiref.sync import sync_to_async
 from django.test import AsyncClient
-from django.utils import timezone
+from django.utils import timezone, translation
 
 from accounts.tokens import create_api_token
+from agent.steps import MODEL_FAULTS
 from conversations.models import Message, ReplyRun
 from conversations.realtime import progress
 from conversations.realtime.hub import get_hub
 from conversations.replies.watchdog import recover_stale_runs
+from conversations.steps import step_text
 from tests.support import seed
 from tests.support.fake_openai import FakeOpenAI, Reply, ToolCall
 
@@ -122,6 +124,54 @@ async def test_nul_and_lone_surrogates_in_tool_calls_are_cleaned_and_stored(mode
     assert not any("\x00" in m["content"] for m in tool_messages)
     await assert_free(conversation.id)
     await socket.disconnect()
+
+
+# --- a reply the model server did not finish -------------------------------------------
+FAULTS = {
+    # llama.cpp's server, cut by another request: no finish_reason, then [DONE]
+    "no finish reason": (Reply(text="The first half", finish=False), "model.cut_off"),
+    # the same, and the connection closed without [DONE]
+    "no finish, no done": (Reply(text="The first half", finish=False, done=False), "model.cut_off"),
+    "error mid-stream": (Reply(text="The first half", stream_error="overloaded"), "model.failed"),
+    "a line not JSON": (Reply(text="The first half", malformed="<html>502"), "model.failed"),
+}
+
+
+@pytest.mark.parametrize("fault", FAULTS, ids=list(FAULTS))
+async def test_a_reply_the_server_did_not_finish_is_stored_as_cut_with_words_for_people(
+    model, alice, api, client, fault
+):
+    broken, code = FAULTS[fault]
+    model.enqueue(broken)
+    conversation = await make_conversation(alice)
+    reply = (await api.send(conversation.id, "tell me"))["assistant_message"]
+    assert (reply["finish_reason"], reply["content"]) == ("error", "The first half")
+    faults = [p for p in reply["parts"] if p.get("code") in MODEL_FAULTS]
+    assert [p["code"] for p in faults] == [code]
+    await assert_free(conversation.id)
+    # The page says what happened, in the reader's language, and nothing for developers.
+    await sync_to_async(client.force_login)(alice)
+    url = f"/conversations/{conversation.id}/messages/{reply['id']}/fragment/"
+    page = (await sync_to_async(client.get)(url, HTTP_ACCEPT_LANGUAGE="ko")).content.decode()
+    note = page.split('class="finish-note error">', 1)[1].split("</p>", 1)[0]
+    with translation.override("ko"):
+        assert note == step_text(faults[0]) != ""
+    assert "모델 서버" in note
+    for developer in ("overloaded", "502", "Error", "finish reason", "JSON"):
+        assert developer not in note
+
+
+async def test_a_cut_reply_can_be_continued(model, alice, api):
+    model.enqueue(Reply(text="The first half", finish=False), " and the second half.")
+    conversation = await make_conversation(alice)
+    cut = (await api.send(conversation.id, "tell me"))["assistant_message"]
+    assert cut["finish_reason"] == "error"
+    response = await api.post(f"/messages/{cut['id']}/continue")
+    assert response.status_code == 201, response.content
+    whole = response.json()["assistant_message"]
+    assert whole["content"] == "The first half and the second half."
+    assert whole["finish_reason"] == "end_turn"
+    await assert_free(conversation.id)
 
 
 # --- the watchdog ------------------------------------------------------------------------

@@ -6,9 +6,11 @@
         server.requests                         # every request body, in order
 
 Scripted replies are served first, in order; then `responder(body)` answers.
-A reply can stream slowly, fail with an HTTP status, or break off mid-stream. Any text
-goes on the wire as a server would send it: NUL and lone surrogates (`"a\x00\ud800"` in a
-reply's text or a tool call's arguments) as JSON escapes.
+A reply can stream slowly, fail with an HTTP status, or break off mid-stream; it can also
+misbehave as real servers do: end without a `finish_reason` (llama.cpp's server, cut by
+another request) or without `[DONE]`, send a line that is not JSON. Any text goes on the
+wire as a server would send it: NUL and lone surrogates (`"a\x00\ud800"` in a reply's text
+or a tool call's arguments) as JSON escapes.
 `GET /v1/models` lists `server.models`. Title requests (agent/titles.py) run in the
 background after a first reply, at a moment no script can foresee: they are answered by
 `title_responder` and kept in `server.title_requests`, apart from the script and
@@ -59,6 +61,9 @@ class Reply:
     delay: float = 0.0  # seconds before answering
     stream_error: str | None = None  # after the text: an `{"error": …}` event, as proxies send
     send_usage: bool = True  # False: no usage in the stream, as llama.cpp's server
+    finish: bool = True  # False: no `finish_reason` before the end (a cut llama.cpp stream)
+    done: bool = True  # False: end the body without `data: [DONE]`
+    malformed: str | None = None  # after the text: this `data:` line, which is not JSON
 
 
 Responder = Callable[[dict[str, Any]], "Reply | str"]
@@ -281,20 +286,26 @@ class _Handler(BaseHTTPRequestHandler):
             if reply.chars_per_second:
                 time.sleep(len(piece) / reply.chars_per_second)
             self._chunk({**base, "choices": [_choice({"content": piece})]})
+        if reply.malformed is not None:
+            self._chunk(reply.malformed)
         if reply.stream_error is not None:
             self._chunk({"error": {"message": reply.stream_error, "type": "server_error"}})
-            self._chunk("[DONE]")
-            self.wfile.write(b"0\r\n\r\n")
-            self.wfile.flush()
+            self._end(done=True)
             return
         for index, call in enumerate(reply.tool_calls):
             for delta in _tool_call_deltas(index, call):
                 self._chunk({**base, "choices": [_choice({"tool_calls": [delta]})]})
-        finish = reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop")
-        self._chunk({**base, "choices": [_choice({}, finish)]})
+        if reply.finish:
+            finish = reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop")
+            self._chunk({**base, "choices": [_choice({}, finish)]})
         if reply.send_usage and (body.get("stream_options") or {}).get("include_usage"):
             self._chunk({**base, "choices": [], "usage": _usage(body, reply)})
-        self._chunk("[DONE]")
+        self._end(done=reply.done)
+
+    def _end(self, *, done: bool) -> None:
+        """End the body properly (the last chunk), after `[DONE]` unless `done` is False."""
+        if done:
+            self._chunk("[DONE]")
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 
