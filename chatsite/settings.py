@@ -8,6 +8,8 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from core.outages import redis_connection_class
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("CHAT_VAR_DIR", BASE_DIR / "var"))
 VAR_DIR.mkdir(parents=True, exist_ok=True)
@@ -152,7 +154,15 @@ if REDIS_URL:
             # redis-py's 5 s socket timeout equals the layer's receive wait and drops idle
             # sockets with 1011; its pool stops at 100 connections (channels_redis#422).
             "CONFIG": {
-                "hosts": [{"address": REDIS_URL, "socket_timeout": None, "max_connections": 1000}],
+                # Each (re)connection reports an outage or its end (core/outages.py).
+                "hosts": [
+                    {
+                        "address": REDIS_URL,
+                        "socket_timeout": None,
+                        "max_connections": 1000,
+                        "connection_class": redis_connection_class(REDIS_URL),
+                    }
+                ],
             },
         }
     }

@@ -9,7 +9,7 @@ settings.LOGGING) drops every other record that only repeats it.
 
 Seen down: any failure `outage_of` recognises (a refused or lost connection, a pool that
 found no connection in time). Seen up again: a new connection made (core/db/postgresql/base.py
-for Django's).
+for Django's; the Redis connections of `redis_connection_class`).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import logging
 import sqlite3
 import threading
 import time
+from typing import Any
 
 logger = logging.getLogger(__name__)
 
@@ -145,3 +146,33 @@ class QuietOutages(logging.Filter):
             record.name.startswith(prefix) and watched.down and record.levelno <= logging.ERROR
             for prefix, watched in _RETRYING_LOGGERS
         )
+
+
+def redis_connection_class(url: str) -> type[Any]:
+    """Return the asyncio Redis connection class for `url` that reports outages and recoveries."""
+    from redis.asyncio import connection
+
+    base = {
+        "unix": connection.UnixDomainSocketConnection,
+        "rediss": connection.SSLConnection,
+    }.get(url.partition(":")[0], connection.Connection)
+    return _WATCHED.setdefault(base, type(f"Watched{base.__name__}", (_Watched, base), {}))
+
+
+class _Watched:
+    """Mixed into a redis-py asyncio connection: every (re)connection reports to REDIS."""
+
+    async def connect_check_health(self, *args: Any, **kwargs: Any) -> None:
+        from redis.exceptions import ConnectionError, TimeoutError
+
+        if self.is_connected:  # type: ignore[attr-defined]
+            return  # nothing is learnt from a connection made earlier
+        try:
+            await super().connect_check_health(*args, **kwargs)  # type: ignore[misc]
+        except (ConnectionError, TimeoutError, OSError) as exc:
+            REDIS.failed(exc)
+            raise
+        REDIS.recovered()
+
+
+_WATCHED: dict[type[Any], type[Any]] = {}

@@ -292,12 +292,12 @@ class Hub(Continuity, Delivery):
                     self._receive(self._channel), context=rls.unscoped_context()
                 )
             await self.layer.group_add(conversation_group(key), self._channel)
-        except Exception:
+        except Exception as exc:
             # Redis is down: local sockets still work; the watchdog subscribes again and
             # then sends these sockets what was published meanwhile.
             self._subscribed.discard(key)
             self._mark_missed([key])
-            logger.warning("could not subscribe to %s; will retry", key)
+            logger.warning("could not subscribe to %s; will retry (%s)", key, exc)
 
     async def resubscribe(self) -> None:
         """Subscribe to every conversation with local sockets or runs (after an outage)."""
@@ -315,8 +315,8 @@ class Hub(Continuity, Delivery):
         self.audience.forget(key)
         try:
             await self.layer.group_discard(conversation_group(key), self._channel)
-        except Exception:
-            logger.warning("could not unsubscribe from %s", key)
+        except Exception as exc:
+            logger.warning("could not unsubscribe from %s (%s)", key, exc)
 
     async def _receive(self, channel: str) -> None:
         while True:

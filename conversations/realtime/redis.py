@@ -8,6 +8,8 @@ import weakref
 import redis.asyncio as aioredis
 from django.conf import settings
 
+from core.outages import redis_connection_class
+
 # A client's connections belong to the loop that opened them (tests run one loop each).
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, aioredis.Redis] = (
     weakref.WeakKeyDictionary()
@@ -23,8 +25,13 @@ def get_redis() -> aioredis.Redis | None:
     client = _clients.get(loop)
     if client is None:
         # No socket timeout: an idle connection is not an error (channels_redis#422).
+        # Its connections report an outage and its end (core/outages.py).
         client = aioredis.Redis.from_url(
-            url, socket_timeout=None, max_connections=1000, decode_responses=True
+            url,
+            socket_timeout=None,
+            max_connections=1000,
+            decode_responses=True,
+            connection_class=redis_connection_class(url),
         )
         _clients[loop] = client
     return client

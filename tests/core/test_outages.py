@@ -92,3 +92,27 @@ def test_records_that_repeat_an_outage_are_dropped_and_others_kept(caplog):
     assert [r.getMessage() for r in caplog.records if r.name == outages.__name__] == [
         "Redis unreachable: ConnectionError: Error 111 connecting to 127.0.0.1:6380"
     ]
+
+
+async def test_redis_connections_report_an_outage_and_its_end(settings):
+    import redis.asyncio as aioredis
+
+    from core.outages import redis_connection_class
+    from tests.conftest import require_service
+    from tests.support.daphne import free_port
+
+    require_service(bool(settings.REDIS_URL), "Redis (set REDIS_URL)")
+    nowhere = f"redis://127.0.0.1:{free_port()}/0"
+    dead = aioredis.Redis.from_url(nowhere, connection_class=redis_connection_class(nowhere))
+    live = aioredis.Redis.from_url(
+        settings.REDIS_URL, connection_class=redis_connection_class(settings.REDIS_URL)
+    )
+    try:
+        with pytest.raises(RedisConnectionError):
+            await dead.ping()
+        assert REDIS.down
+        assert await live.ping()
+        assert not REDIS.down
+    finally:
+        await dead.aclose()
+        await live.aclose()
