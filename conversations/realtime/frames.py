@@ -1,12 +1,14 @@
 """Websocket frames in both directions (SPEC: WebSocket), as TypedDicts.
 
 Server frames are built only by the typed builders in `conversations/events.py`.
+`CLIENT_FRAME_TYPES` and `SERVER_FRAME_TYPES` are read off the two unions below, so a new
+frame is one class and one union entry; the consumer and the socket fuzzer import them.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any, Literal, NotRequired, TypedDict
+from typing import Annotated, Any, Literal, NotRequired, TypedDict, get_args, get_type_hints
 
 from pydantic import Field, TypeAdapter
 
@@ -83,15 +85,9 @@ ClientFrame = Annotated[
     Field(discriminator="type"),
 ]
 CLIENT_FRAME = TypeAdapter(ClientFrame)
-CLIENT_FRAME_TYPES = (
-    "message.send",
-    "generation.stop",
-    "sync",
-    "ping",
-    "message.regenerate",
-    "message.edit",
-    "message.continue",
-    "branch.switch",
+CLIENT_FRAMES: tuple[type[Input], ...] = get_args(get_args(ClientFrame)[0])
+CLIENT_FRAME_TYPES: tuple[str, ...] = tuple(
+    get_args(frame.model_fields["type"].annotation)[0] for frame in CLIENT_FRAMES
 )
 
 
@@ -199,6 +195,9 @@ ServerFrame = (
     | SyncStateFrame
     | ErrorFrame
     | PongFrame
+)
+SERVER_FRAME_TYPES: frozenset[str] = frozenset(
+    get_args(get_type_hints(frame)["type"])[0] for frame in get_args(ServerFrame)
 )
 
 
