@@ -3,6 +3,10 @@
 Creates its own database (chatsite_bench), fills it with USERS x CONVERSATIONS x MESSAGES
 rows (mixed Korean and English) bulk-loaded with COPY, measures, then drops it.
 
+`repetitions` times one search whose only hit repeats the word 1k, 2k and 16k times, and
+one over a reply of about 1.27 MB; `ratio_16k_to_2k` is 8 when search is linear in the
+text, 64 when it is quadratic.
+
 List and search are measured with row-level security on (the app's role, the user's
 scope: how the app runs) and off (the tables' owner, which RLS does not apply to), the
 two interleaved sample by sample in one run; `rls_p95_ratio` is on / off.
@@ -33,6 +37,8 @@ from bench.scratch_db import run_in_scratch_database
 USERS = int(os.environ.get("BENCH_USERS", 1000))
 CONVERSATIONS = int(os.environ.get("BENCH_CONVERSATIONS", 100))  # per user
 MESSAGES = int(os.environ.get("BENCH_MESSAGES", 20))  # per conversation
+REPETITIONS = (1_000, 2_000, 16_000)
+BIG_REPLY_CHARS = 1_270_000
 EXPORT_MESSAGES = int(os.environ.get("BENCH_EXPORT_MESSAGES", 100_000))
 # Each query runs this many times with RLS on and as many off (a p95 ratio of 200 samples
 # moved by 10% from run to run).
@@ -113,7 +119,8 @@ def load(conn: psycopg.Connection, rng: random.Random) -> dict[str, float]:
             "COPY conversations_conversation (id, title, description, service_id, status,"
             " summary, summary_at, message_count, total_tokens_used, created_at, updated_at,"
             " last_message_at, archived_at, is_flagged, flag_reason, created_by_id,"
-            " last_sequence_number, model, system_prompt, title_source) FROM STDIN"
+            " last_sequence_number, model, system_prompt, title_source, pinned, temporary)"
+            " FROM STDIN"
         ) as copy:
             for user in range(1, USERS + 1):
                 for _ in range(CONVERSATIONS):
@@ -127,7 +134,7 @@ def load(conn: psycopg.Connection, rng: random.Random) -> dict[str, float]:
                     copy.write(
                         f"{cid}\t{title}\t\t{rng.choice(SERVICES)}\t{status}\t\t\\N\t{MESSAGES}"
                         f"\t{MESSAGES * 20}\t{created.isoformat()}\t{last.isoformat()}"
-                        f"\t{last.isoformat()}\t{archived}\tf\t\t{user}\t{MESSAGES}\t\t\tuser\n"
+                        f"\t{last.isoformat()}\t{archived}\tf\t\t{user}\t{MESSAGES}\t\t\tuser\tf\tf\n"
                     )
                     conversation_rows.append((cid, user, created, korean))
         timings["copy_conversations_s"] = time.perf_counter() - started
@@ -259,6 +266,7 @@ def run(url: str) -> dict[str, object]:
     }
     from core import rls
 
+    result["repetitions"] = bench_repetitions(rng)
     with rls.as_user(users[0].pk):
         result["export"] = bench_export(url, users[0], Conversation, exports, rng)
     lists = ("list_default", "list_filtered")
@@ -273,8 +281,45 @@ def run(url: str) -> dict[str, object]:
             result[k]["rls_p95_ratio"] < 1.2 for k in (*lists, "list_q", *searches)
         ),
         "export_peak_lt_64mb": result["export"]["tracemalloc_peak_mb"] < 64,
+        "repetitions_ratio_lt_16": result["repetitions"]["ratio_16k_to_2k"] < 16,
     }
     return result
+
+
+def bench_repetitions(rng: random.Random) -> dict[str, float]:
+    """Time a search whose one hit is a message repeating the word, or a ~1.27 MB reply."""
+    from django.contrib.auth import get_user_model
+
+    from conversations import search, services
+    from conversations.models import Message
+    from core import rls
+
+    user = get_user_model().objects.create(username="bench_repetitions")
+    figures: dict[str, float] = {}
+    with rls.as_user(user.pk):
+        conversation = services.create_conversation(user=user, title="repetitions")
+        message = services.insert_message(conversation, role="assistant", content="budget")
+
+        def timed(content: str) -> float:
+            Message.objects.filter(pk=message.pk).update(content=content)
+            search.search_messages(user=user, q="budget")  # warm up
+            samples = []
+            for _ in range(3):
+                started = time.perf_counter()
+                [hit] = search.search_messages(user=user, q="budget").items
+                samples.append(time.perf_counter() - started)
+            assert "<mark>budget</mark>" in hit.snippet
+            return round(statistics.median(samples), 4)
+
+        for n in REPETITIONS:
+            figures[f"reps_{n // 1000}k_s"] = timed(" ".join(["budget"] * n))
+        big, size = [], 0
+        while size < BIG_REPLY_CHARS:
+            big.append(sentence(rng, len(big) % 2 == 0) + " budget.")
+            size += len(big[-1]) + 1
+        figures["reply_1_27mb_s"] = timed("\n".join(big)[:BIG_REPLY_CHARS])
+    figures["ratio_16k_to_2k"] = round(figures["reps_16k_s"] / figures["reps_2k_s"], 1)
+    return figures
 
 
 def bench_export(url, user, Conversation, exports, rng) -> dict[str, float]:

@@ -3,6 +3,12 @@
 On PostgreSQL a term matches through the stored `search_vector` (a prefix query on the
 `simple` tsvector, GIN) or as a substring (`ILIKE`, served by the pg_trgm GIN index), so
 '회의' finds '회의가'. On SQLite a term matches as a substring (`icontains`).
+
+Matching, and finding the first match, read the text once; ranking and the snippet work on
+a bounded window around that match. pg_trgm's `word_similarity` is quadratic in a word's
+repetitions (16k of one word in a message took 6-8 s a search), so on a long text it sees
+only RANK_WINDOW_CHARS (tests/api/test_search.py and bench/search.py `repetitions` hold it
+linear).
 """
 
 from __future__ import annotations
@@ -30,6 +36,9 @@ MAX_LIMIT = 200
 MAX_QUERY_CHARS = 200
 MAX_TERMS = 8
 SNIPPET_CHARS = 160
+# The text `word_similarity` ranks: this many characters around the first term's first
+# match (its cost grows with the square of a word's repetitions in what it reads).
+RANK_WINDOW_CHARS = 1000
 WORD = re.compile(r"\w+")
 
 
@@ -228,9 +237,22 @@ def search_messages(
         tsquery = " | ".join(filter(None, (_prefix_tsquery(t) for t in terms))) or ""
         rank = RawSQL(
             # float8: a real would come back rounded and break the keyset comparison.
+            # ts_rank_cd reads the stored vector (at most 256 positions of a word);
+            # word_similarity a short text whole, a long one's window (strpos and substr
+            # are linear in the text).
             "(ts_rank_cd(conversations_message.search_vector, to_tsquery('simple', %s))"
-            " + word_similarity(%s, conversations_message.content))::float8",
-            [tsquery, " ".join(terms)],
+            " + word_similarity(%s, CASE WHEN octet_length(conversations_message.content) <= %s"
+            " THEN conversations_message.content ELSE substr(conversations_message.content,"
+            " greatest(1, strpos(lower(conversations_message.content), lower(%s)) - %s), %s)"
+            " END))::float8",
+            [
+                tsquery,
+                " ".join(terms),
+                RANK_WINDOW_CHARS,
+                terms[0],
+                RANK_WINDOW_CHARS // 2,
+                RANK_WINDOW_CHARS,
+            ],
             output_field=FloatField(),
         )
         key_field = "rank"

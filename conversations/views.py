@@ -32,6 +32,7 @@ from . import branches, exports, search, selectors, shares
 from .api.conversations import export_response, start_conversation
 from .api.schemas import ConversationCreateIn, ProjectId, Status
 from .models import INSTRUCTIONS_MAX_CHARS, Conversation
+from .realtime.ratelimit import check_rate
 from .rendering import render_markdown
 from .tree import with_siblings
 
@@ -159,8 +160,12 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
         response["X-Next-Cursor"] = page.next_cursor or ""
         return response
     hits = None
+    refused: RateLimited | None = None
     if filters["q"] and not cursor:
         try:
+            check_rate(
+                user_id=request.user.pk, rate=settings.CHAT_SEARCH_RATE_LIMIT, what="searches"
+            )
             # The date range picks the messages by when they were written.
             hits = search.search_messages(
                 user=request.user,
@@ -170,6 +175,8 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
                 after=filters["created_after"],
                 before=filters["created_before"],
             ).items
+        except RateLimited as exc:
+            refused, context["filter_error"] = exc, exc.message
         except ServiceError:
             hits = []
     context.update(
@@ -187,7 +194,11 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
             or any(v for k, v in filters.items() if k not in {"sort", "order"}),
         }
     )
-    return render(request, "conversations/list.html", context)
+    response = render(request, "conversations/list.html", context)
+    if refused is not None:
+        response.status_code = 429
+        response["Retry-After"] = str(refused.retry_after)
+    return response
 
 
 @require_POST

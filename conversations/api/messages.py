@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.http import HttpRequest
 from ninja import Query, Router, Status
 
 from conversations import branches, feedback, replies, search, selectors
+from conversations.realtime.ratelimit import check_rate
 from conversations.serializers import message_to_dict
 from core.errors import Invalid
 
@@ -135,7 +137,9 @@ async def _reply_json(started: replies.StartedReply) -> dict | None:
 
 @router.get("/search/messages", response={200: SearchPage, **ERRORS})
 def search_messages(request: HttpRequest, params: Query[SearchParams]):
-    """Search the user's messages: best first, snippets with the matches in <mark>."""
+    """Search the user's messages: best first, snippets with the matches in <mark>
+    (at most CHAT_SEARCH_RATE_LIMIT searches a user, else 429 with Retry-After)."""
+    check_rate(user_id=request.auth.pk, rate=settings.CHAT_SEARCH_RATE_LIMIT, what="searches")
     page = search.search_messages(user=request.auth, **params.dict())
     return {"items": [hit.__dict__ for hit in page.items], "next_cursor": page.next_cursor}
 

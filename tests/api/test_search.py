@@ -1,9 +1,13 @@
 from __future__ import annotations
 
+import time
+
 import pytest
+import redis
 from django.db import connection
 
-from conversations.search import highlight
+from conversations.realtime import ratelimit
+from conversations.search import highlight, search_messages
 
 from .conftest import make_conversation
 
@@ -130,3 +134,71 @@ def test_exact_word_ranks_above_a_passing_mention(require_postgres, api, alice):
     make_conversation(alice, contents=["budgeting tools and many other words here", "budget", "x"])
     hits = api.get("/search/messages", q="budget").json()["items"]
     assert [h["sequence_number"] for h in hits] == [2, 1]
+
+
+def _best_search_time(user, q: str, runs: int = 3) -> float:
+    best = float("inf")
+    for _ in range(runs):
+        started = time.perf_counter()
+        [hit] = search_messages(user=user, q=q).items
+        best = min(best, time.perf_counter() - started)
+    assert f"<mark>{q}</mark>" in hit.snippet
+    return best
+
+
+def test_search_time_grows_linearly_with_a_words_repetitions(alice):
+    # Each message is the only hit of its word. pg_trgm's word_similarity over the whole
+    # text took 0.07 s at 1k repetitions and 8.4 s at 16k; ranking now reads a window.
+    # (No statement_timeout guards it: word_similarity's loop never checks for a cancel.)
+    lines = [f"Line {n}: the charlie report, budget and plans {n * 7}." for n in range(20_000)]
+    make_conversation(
+        alice,
+        contents=[
+            " ".join(["alpha"] * 1_000),
+            " ".join(["bravo"] * 16_000),
+            "\n".join(lines),  # 1.1 MB, the word in every line
+        ],
+    )
+    baseline = _best_search_time(alice, "alpha")
+    repeated = _best_search_time(alice, "bravo")
+    megabyte = _best_search_time(alice, "charlie")
+    # 16x the text: linear is ~16x at most (less, with the fixed cost); quadratic was 120x.
+    assert repeated < 10 * baseline + 0.2, (baseline, repeated)
+    assert megabyte < 20 * baseline + 0.5, (baseline, megabyte)
+
+
+@pytest.fixture
+def search_rate(settings):
+    """Two searches a minute, from an empty window (a user id can repeat across runs)."""
+    settings.CHAT_SEARCH_RATE_LIMIT = "2/m"
+    ratelimit.reset_local_rates()
+    if settings.REDIS_URL:
+        client = redis.Redis.from_url(settings.REDIS_URL)
+        keys = list(client.scan_iter(f"{ratelimit.KEY_PREFIX}*searches*"))
+        if keys:
+            client.delete(*keys)
+        client.close()
+    yield
+    ratelimit.reset_local_rates()
+
+
+def test_search_past_the_rate_limit_answers_429_with_retry_after(search_rate, api, bob_api, alice):
+    make_conversation(alice, contents=["budget"])
+    assert api.get("/search/messages", q="budget").status_code == 200
+    assert api.get("/search/messages", q="budget").status_code == 200
+    refused = api.get("/search/messages", q="budget")
+    assert refused.status_code == 429
+    assert 1 <= int(refused["Retry-After"]) <= 60
+    assert refused.json()["error"]["code"] == "rate_limited"
+    assert "searches" in refused.json()["error"]["message"]
+    assert bob_api.get("/search/messages", q="budget").status_code == 200  # per user
+
+
+def test_the_list_pages_message_search_is_rate_limited_too(search_rate, alice_client, alice):
+    make_conversation(alice, contents=["budget"])
+    for _ in range(2):
+        assert alice_client.get("/conversations/", {"q": "budget"}).status_code == 200
+    refused = alice_client.get("/conversations/", {"q": "budget"})
+    assert refused.status_code == 429
+    assert int(refused["Retry-After"]) >= 1
+    assert "searches" in refused.text

@@ -56,6 +56,7 @@ def start_daphnes(
         "OPENAI_BASE_URL": base_url,
         "CHAT_VAR_DIR": str(tmp_path),
         "CHAT_RATE_LIMIT": "1000/m",
+        "CHAT_SEARCH_RATE_LIMIT": "1000/m",
         "DJANGO_SETTINGS_MODULE": "chatsite.settings",
         **extra,
     }
