@@ -240,6 +240,15 @@ MEMORY_RECALL_K = int(os.environ.get("MEMORY_RECALL_K", 5))
 MEMORY_RECALL_TOKENS = int(os.environ.get("MEMORY_RECALL_TOKENS", 600))
 AGENT_MAX_ITERATIONS = int(os.environ.get("AGENT_MAX_ITERATIONS", 4))
 CHAT_RATE_LIMIT = os.environ.get("CHAT_RATE_LIMIT", "30/m")
+# Message searches per user (GET /search/messages, the list page's search): each reads
+# every matching message, so a script cannot search in a loop.
+CHAT_SEARCH_RATE_LIMIT = os.environ.get("CHAT_SEARCH_RATE_LIMIT", "60/m")
+# A socket's `sync` requests per user (a page each; a client that asks in a loop is slowed).
+CHAT_SYNC_RATE_LIMIT = os.environ.get("CHAT_SYNC_RATE_LIMIT", "120/m")
+# What may wait unread for one socket (bytes); past it the socket is closed with 1013
+# (try again later) and its client reconnects and syncs: a client that never reads
+# cannot grow the process.
+CHAT_SOCKET_BACKLOG_BYTES = int(os.environ.get("CHAT_SOCKET_BACKLOG_BYTES", 8 * 1024 * 1024))
 MESSAGE_MAX_CHARS = int(os.environ.get("MESSAGE_MAX_CHARS", 32000))
 # Attachments (SPEC "Attachments"): files under MEDIA_ROOT (a shared volume, or a
 # django-storages backend, when several machines serve the app).

@@ -6,10 +6,12 @@ stores the message and starts the reply, which runs as a task owned by the proce
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
 from pydantic import ValidationError
 
 from accounts.tokens import live_token_ids
@@ -21,6 +23,7 @@ from core.unavailable import close_socket_on_outage
 
 from . import events, temporary
 from .branches import switch_branch
+from .realtime.backlog import unread_bytes
 from .realtime.frames import (
     CLIENT_FRAME,
     CLIENT_FRAME_TYPES,
@@ -36,10 +39,13 @@ from .realtime.frames import (
     dumps,
 )
 from .realtime.hub import get_hub
+from .realtime.ratelimit import acheck_rate
 from .replies import start_reply, stop_reply, sync_state
 from .replies.recovery import arecover_if_stale
 from .replies.watchdog import ensure_watchdog
 from .selectors import aget_conversation_for_user
+
+logger = logging.getLogger(__name__)
 
 _live_tokens = db_async(live_token_ids)
 _switch = db_async(switch_branch)
@@ -50,6 +56,7 @@ MAX_FRAME_CHARS = 256 * 1024
 
 CLOSE_NOT_LOGGED_IN = 4401
 CLOSE_NOT_FOUND = 4404
+CLOSE_TRY_AGAIN_LATER = 1013  # its client left too much unread: it reconnects and syncs
 ERROR_CODES = {
     "invalid",
     "too_long",
@@ -222,11 +229,13 @@ class ConversationConsumer(ScopedConsumer):
         await stop_reply(user=self.user, conversation_id=self.conversation_id)
 
     async def sync(self, frame: SyncFrame) -> None:
-        """`sync`: answer with the messages after `after` and the reply in progress."""
+        """`sync`: answer with the messages after `after` and the reply in progress,
+        in order with the conversation's live frames (so the two meet exactly)."""
+        await acheck_rate(user_id=self.user.pk, rate=settings.CHAT_SYNC_RATE_LIMIT, what="syncs")
         state = await sync_state(
             user=self.user, conversation_id=self.conversation_id, after=frame.after
         )
-        await self.send_frame(state)
+        events.publish(state, conversation_id=self.conversation_id, to=self)
 
     async def ping(self, frame: PingFrame) -> None:
         """`ping`: answer `pong`."""
@@ -252,8 +261,13 @@ class ConversationConsumer(ScopedConsumer):
 
     # --- sending -------------------------------------------------------------------------
     async def deliver(self, text: str, frame_type: str) -> None:
-        """Send a frame the hub fanned out; a deleted conversation closes the socket."""
+        """Send a frame the hub fanned out; a deleted conversation closes the socket, and
+        so does a client that left more than CHAT_SOCKET_BACKLOG_BYTES unread (1013)."""
         if self.is_closed:
+            return
+        if (unread_bytes(self.base_send) or 0) > settings.CHAT_SOCKET_BACKLOG_BYTES:
+            logger.warning("a socket of %s left too much unread; closing it", self.conversation_id)
+            await self.close_with(CLOSE_TRY_AGAIN_LATER)
             return
         await self.send(text_data=text)
         if frame_type == "conversation.deleted":

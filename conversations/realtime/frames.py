@@ -19,6 +19,15 @@ ErrorCode = Literal[
     "invalid", "too_long", "rate_limited", "busy", "llm_unavailable", "not_found", "sensitive"
 ]
 
+# Frame sizes. Daphne, like most websocket clients (python-websockets, gorilla), refuses a
+# message over 1 MiB, so every frame the server sends stays well under it: a reply's text
+# travels in pieces, a long message is abridged (the client reads it whole over HTTP),
+# and `sync.state` answers a page at a time.
+MAX_FRAME_BYTES = 1024 * 1024
+TOKEN_FRAME_CHARS = 32 * 1024  # ≤ 192 KiB even if JSON escapes every character
+MESSAGE_FRAME_BYTES = 256 * 1024  # one message inside a frame
+SYNC_PAGE_BYTES = 448 * 1024  # the messages of one `sync.state` (+ one message + text)
+
 
 # --- client → server -----------------------------------------------------------
 # Validated by pydantic (the same field types as the API); unknown fields are refused.
@@ -167,6 +176,8 @@ class SyncStateFrame(TypedDict):
     messages: list[dict[str, Any]]
     generation: Generation | None
     current_message_id: str | None
+    # More messages follow: ask again with `after` = the last one's sequence number.
+    has_more: bool
 
 
 class ErrorFrame(TypedDict):
@@ -204,3 +215,16 @@ SERVER_FRAME_TYPES: frozenset[str] = frozenset(
 def dumps(frame: Any) -> str:
     """Serialize a frame as compact UTF-8 JSON (Korean stays readable)."""
     return json.dumps(frame, ensure_ascii=False, separators=(",", ":"))
+
+
+def abridged(message: dict[str, Any]) -> dict[str, Any]:
+    """Return a message as it fits in a frame: whole, or its text cut, its parts and
+    metadata left out, and `truncated: true` (the client reads it whole over HTTP)."""
+    if len(dumps(message).encode()) <= MESSAGE_FRAME_BYTES:
+        return message
+    slim = {**message, "content": "", "parts": [], "metadata": {}, "truncated": True}
+    room = MESSAGE_FRAME_BYTES - len(dumps(slim).encode())
+    content = message["content"]
+    encoded = len(dumps(content).encode())
+    slim["content"] = content[: max(0, int(len(content) * room / max(encoded, 1) * 0.95))]
+    return slim

@@ -27,7 +27,7 @@ Kind = Literal["send", "regenerate", "edit", "continue"]
 # Replies that stopped before their end: the ones a user may continue.
 CUT_OFF = {"max_tokens", "stopped", "error", "interrupted"}
 
-SYNC_MAX_MESSAGES = 10_000
+SYNC_PAGE_MESSAGES = 200  # per `sync.state`; `has_more` asks for the next page
 
 
 class Busy(Conflict):
@@ -69,6 +69,16 @@ class Finished:
     message: Message
     question: Message | None  # the message the reply answers
     stored_now: bool = True  # False: another process had already stored (and announced) it
+
+
+@dataclass(frozen=True)
+class SyncRows:
+    """What `sync` reads from the database."""
+
+    messages: list[Message]
+    has_more: bool
+    stored: bool  # the reply in progress it was asked about is already a message
+    current_message_id: Any
 
 
 @dataclass(frozen=True)
@@ -294,16 +304,17 @@ def running_run(*, conversation_id: Any) -> ReplyRun | None:
     ).first()
 
 
-def load_sync(
-    *, conversation_id: Any, after: int, run_id: str | None
-) -> tuple[list[Message], bool, Any]:
-    """Return the messages after `after` (every branch, with their siblings), whether reply
-    `run_id` is already stored, and the current branch's leaf."""
+def load_sync(*, conversation_id: Any, after: int, run_id: str | None) -> SyncRows:
+    """Return the messages after `after` (every branch, with their siblings; a page of
+    SYNC_PAGE_MESSAGES), whether more follow, whether reply `run_id` is already stored,
+    and the current branch's leaf."""
     messages = list(
         Message.objects.filter(conversation_id=conversation_id, sequence_number__gt=after).order_by(
             "sequence_number"
-        )[:SYNC_MAX_MESSAGES]
+        )[: SYNC_PAGE_MESSAGES + 1]
     )
+    has_more = len(messages) > SYNC_PAGE_MESSAGES
+    del messages[SYNC_PAGE_MESSAGES:]
     found = (
         Conversation.objects.filter(pk=conversation_id)
         .values_list("current_message_id", "created_by_id")
@@ -314,4 +325,4 @@ def load_sync(
         tree.with_siblings(messages)
         selectors.for_display(messages, user_id=owner_id)
     stored = bool(run_id) and Message.objects.filter(pk=run_id).exists()
-    return messages, stored, current
+    return SyncRows(messages, has_more, stored, current)
