@@ -30,6 +30,11 @@ class AgentConfig:
     vision: bool = False  # the model takes images (CHAT_VISION_MODELS)
     request_timeout: float = 60.0
     max_retries: int = 2
+    # A silent model server is given up on sooner than request_timeout × retries: no first
+    # byte within this many seconds (CHAT_MODEL_FIRST_BYTE_TIMEOUT), or nothing more for
+    # this many mid-stream (CHAT_MODEL_IDLE_TIMEOUT).
+    first_byte_timeout: float | None = 20.0
+    idle_timeout: float | None = 30.0
 
     @property
     def offline(self) -> bool:

@@ -12,6 +12,7 @@ would have given them.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from collections.abc import Callable, Sequence
@@ -40,6 +41,26 @@ class ModelStreamCut(ModelStreamError):
     ends a stream so when another request cuts it, or its context is full)."""
 
     code = "model.cut_off"
+
+
+class ModelSilent(ModelStreamError):
+    """The server sent nothing for too long: no first byte (`model.timed_out`), or no next
+    line mid-stream (`model.stalled`)."""
+
+    def __init__(self, *, mid_stream: bool, seconds: float) -> None:
+        where = "between two lines" if mid_stream else "before its first byte"
+        super().__init__(f"the model server sent nothing for {seconds:g} s {where}")
+        self.code = "model.stalled" if mid_stream else "model.timed_out"
+        self.params = {"seconds": f"{seconds:g}"}
+
+
+@dataclass(frozen=True)
+class StreamTimeouts:
+    """How long a silent model server is waited for: its first byte (the answer's headers
+    and first line, the SDK's retries included), then each next line. None: no limit."""
+
+    first_byte: float | None
+    idle: float | None
 
 
 @dataclass
@@ -138,9 +159,18 @@ def request_payload(
 
 
 async def astream_message(
-    llm: ChatOpenAI, messages: Sequence[BaseMessage], *, tools: Sequence[BaseTool], on_text: OnText
+    llm: ChatOpenAI,
+    messages: Sequence[BaseMessage],
+    *,
+    tools: Sequence[BaseTool],
+    on_text: OnText,
+    timeouts: StreamTimeouts | None = None,
 ) -> AIMessage:
-    """Stream one completion, calling `on_text` with each text delta; return the message."""
+    """Stream one completion, calling `on_text` with each text delta; return the message.
+
+    Raises ModelSilent when the server stays silent past `timeouts` (the SDK's timeout
+    alone, per attempt and retried, would keep a reply waiting for minutes).
+    """
     reply = _Reply()
     payload = request_payload(llm, messages, tools)
     # The SDK walks typed parameters through its annotation-driven transform: 2–3 ms of
@@ -151,25 +181,48 @@ async def astream_message(
     request = llm.async_client.with_streaming_response.create(
         model=model, messages=[], stream=stream, extra_body=payload
     )
-    async with request as response:
-        data: list[str] = []
-        async for line in response.iter_lines():
-            if line.startswith("data:"):
-                data.append(line[6:] if line.startswith("data: ") else line[5:])
-                continue
-            if line or not data:
-                continue  # a comment, an `event:`/`id:` field, or a stray blank line
-            joined, data = "\n".join(data), []
-            if joined.strip() == "[DONE]":
-                break
-            reply.absorb(_event(joined), on_text)
-        else:
-            if data and "\n".join(data).strip() != "[DONE]":
-                reply.absorb(_event("\n".join(data)), on_text)
+    first_byte, idle = (timeouts.first_byte, timeouts.idle) if timeouts else (None, None)
+    loop = asyncio.get_running_loop()
+    heard = False
+    try:
+        async with asyncio.timeout(first_byte) as silence, request as response:
+            data: list[str] = []
+            async for line in response.iter_lines():
+                if not heard or idle is not None:
+                    _push_back(silence, loop.time(), idle, first=not heard)
+                    heard = True
+                if line.startswith("data:"):
+                    data.append(line[6:] if line.startswith("data: ") else line[5:])
+                    continue
+                if line or not data:
+                    continue  # a comment, an `event:`/`id:` field, or a stray blank line
+                joined, data = "\n".join(data), []
+                if joined.strip() == "[DONE]":
+                    break
+                reply.absorb(_event(joined), on_text)
+            else:
+                if data and "\n".join(data).strip() != "[DONE]":
+                    reply.absorb(_event("\n".join(data)), on_text)
+    except TimeoutError as exc:
+        if not silence.expired():
+            raise  # not ours: a timeout inside the client
+        seconds = (idle if heard else first_byte) or 0.0
+        raise ModelSilent(mid_stream=heard, seconds=seconds) from exc
     if reply.finish_reason is None:
         # Whether or not `[DONE]` came: without a finish reason the reply is not whole.
         raise ModelStreamCut("the model server ended the stream without a finish reason")
     return reply.message()
+
+
+def _push_back(silence: asyncio.Timeout, now: float, idle: float | None, *, first: bool) -> None:
+    """Move the silence deadline to `idle` seconds from now (no deadline if None): at the
+    first line, then whenever it has come a little closer (no timer churn per token)."""
+    if idle is None:
+        silence.reschedule(None)
+        return
+    when = silence.when()
+    if first or when is None or when < now + idle - min(1.0, idle / 10):
+        silence.reschedule(now + idle)
 
 
 def _event(data: str) -> dict[str, Any]:

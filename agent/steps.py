@@ -167,6 +167,22 @@ STEPS: dict[str, Step] = {
     "model.cut_off": _step(
         "generate", _("The model server ended the answer before it was finished")
     ),
+    "model.timed_out": _step(
+        "generate",
+        ngettext(
+            "The model server did not answer within %(seconds)s second",
+            "The model server did not answer within %(seconds)s seconds",
+        ),
+        count="seconds",
+    ),
+    "model.stalled": _step(
+        "generate",
+        ngettext(
+            "The model server sent nothing for %(seconds)s second, so the answer stops here",
+            "The model server sent nothing for %(seconds)s seconds, so the answer stops here",
+        ),
+        count="seconds",
+    ),
     # tool calls and results: "tool.<name>.call|done|failed" (from TOOL_WORDS, below)
     # tool failures with a reason the person should hear (raised as ToolFailed)
     "calculator.division_by_zero": _step("tool_result", _("The calculator cannot divide by zero")),

@@ -59,6 +59,8 @@ def build_agent_config(
         recall_max_tokens=settings.MEMORY_RECALL_TOKENS,
         offline_chars_per_second=settings.OFFLINE_MODEL_CHARS_PER_SECOND,
         vision=model.vision,
+        first_byte_timeout=settings.CHAT_MODEL_FIRST_BYTE_TIMEOUT or None,
+        idle_timeout=settings.CHAT_MODEL_IDLE_TIMEOUT or None,
     )
 
 

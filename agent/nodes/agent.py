@@ -26,7 +26,7 @@ from agent.capabilities import REFUSALS, mark_no_tools
 from agent.incoming import TextStream, clean_message
 from agent.llm import model_label
 from agent.memory import conversation_language, format_summaries
-from agent.openai_stream import astream_message
+from agent.openai_stream import StreamTimeouts, astream_message
 from agent.progress import emit, emit_step, emit_text
 from agent.state import AgentContext, AgentState, add_usage
 from agent.tokens import (
@@ -169,7 +169,11 @@ def finish_message(response: AIMessage, reply_id: str) -> AIMessage:
 
 
 async def stream_model(
-    llm: BaseChatModel, prompt: list[BaseMessage], tools: Sequence[BaseTool]
+    llm: BaseChatModel,
+    prompt: list[BaseMessage],
+    tools: Sequence[BaseTool],
+    *,
+    timeouts: StreamTimeouts | None = None,
 ) -> AIMessage:
     """Call the model streaming, emit its text as it arrives, and return the whole message.
 
@@ -180,17 +184,21 @@ async def stream_model(
     """
     text_stream = TextStream(emit_text)
     try:
-        message = await _stream_raw(llm, prompt, tools, text_stream)
+        message = await _stream_raw(llm, prompt, tools, text_stream, timeouts)
     finally:
         text_stream.close()
     return clean_message(message)
 
 
 async def _stream_raw(
-    llm: BaseChatModel, prompt: list[BaseMessage], tools: Sequence[BaseTool], on_text: TextStream
+    llm: BaseChatModel,
+    prompt: list[BaseMessage],
+    tools: Sequence[BaseTool],
+    on_text: TextStream,
+    timeouts: StreamTimeouts | None,
 ) -> AIMessage:
     if isinstance(llm, ChatOpenAI):
-        return await astream_message(llm, prompt, tools=tools, on_text=on_text)
+        return await astream_message(llm, prompt, tools=tools, on_text=on_text, timeouts=timeouts)
     model: Runnable[Any, BaseMessage] = llm.bind_tools(tools) if tools else llm
     merged: AIMessageChunk | None = None
     async for chunk in model.astream(prompt):
@@ -212,14 +220,15 @@ async def stream_without_refused_tools(
 ) -> AIMessage:
     """Call the model; if its server refuses the request because of the tools, answer
     without them, and remember not to send them to that model again."""
+    timeouts = StreamTimeouts(context.config.first_byte_timeout, context.config.idle_timeout)
     try:
-        return await stream_model(context.llm, prompt, tools)
+        return await stream_model(context.llm, prompt, tools, timeouts=timeouts)
     except REFUSALS as exc:
         if not tools:
             raise
         refused = exc
     try:
-        response = await stream_model(context.llm, prompt, [])
+        response = await stream_model(context.llm, prompt, [], timeouts=timeouts)
     except Exception:
         raise refused from None  # not the tools: the first error is the one to report
     mark_no_tools(context.config)

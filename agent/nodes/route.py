@@ -10,6 +10,7 @@ bench/route_calibration.py on the test corpus: 40 questions it answers, 60 it do
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any, Literal
 
@@ -63,7 +64,12 @@ async def route_by_llm(context: AgentContext, text: str) -> tuple[Route | None, 
         RouteDecision, method="function_calling", include_raw=True
     ).with_config(tags=INTERNAL_TAGS, run_name="router")
     try:
-        result = await router.ainvoke([SystemMessage(prompts.ROUTER_PROMPT), HumanMessage(text)])
+        # Its whole answer is a few tokens: a server silent this long is not waited out
+        # (the agent's own call then reports the outage).
+        async with asyncio.timeout(context.config.first_byte_timeout):
+            result = await router.ainvoke(
+                [SystemMessage(prompts.ROUTER_PROMPT), HumanMessage(text)]
+            )
     except Exception as exc:  # the agent call reports a real outage; routing just falls back
         logger.warning("router failed: %s: %s", type(exc).__name__, exc)
         return None, "router_failed", None

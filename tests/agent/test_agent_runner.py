@@ -112,6 +112,24 @@ async def test_router_llm_decides_when_rules_cannot_and_rag_sends_sources(
     assert result.finished["context"]["internal_usage"]["calls"] == 1
 
 
+async def test_a_silent_router_is_not_waited_out_and_retrieval_decides(
+    online_config, saver, fake_openai
+):
+    async def retriever(query: str, k: int) -> list[dict]:
+        return [{"document_id": "d1", "snippet": "15 days", "score": 0.9, "text": "15 days."}]
+
+    fake_openai.enqueue(Reply(hang=True), "You get 15 days.")
+    config = replace(online_config, first_byte_timeout=0.5)
+    started = time.monotonic()
+    result = await run_one(
+        config, saver, new_id(), "회사 휴가 정책이 뭐야?", retriever=retriever, has_documents=True
+    )
+    assert time.monotonic() - started < 2.0
+    [route] = result.steps("route")
+    assert route["params"]["by"] == "score"
+    assert (result.finished["finish_reason"], result.text) == ("end_turn", "You get 15 days.")
+
+
 async def test_rules_route_greetings_without_an_llm_call(online_config, saver, fake_openai):
     result = await run_one(online_config, saver, new_id(), "안녕하세요", has_documents=True)
     [route] = result.steps("route")

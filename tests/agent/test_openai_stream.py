@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -14,7 +17,13 @@ from langchain_core.messages import (
 )
 
 from agent.llm import build_chat_model
-from agent.openai_stream import ModelStreamCut, ModelStreamError, astream_message
+from agent.openai_stream import (
+    ModelSilent,
+    ModelStreamCut,
+    ModelStreamError,
+    StreamTimeouts,
+    astream_message,
+)
 from agent.tools.calculator import calculator
 from agent.tools.clock import get_current_datetime
 from tests.support.fake_openai import Reply, ToolCall
@@ -147,3 +156,52 @@ async def test_an_event_that_is_not_json_fails_the_stream_after_the_text_so_far(
     with pytest.raises(ModelStreamError, match="not JSON"):
         await astream_message(llm, PROMPT, tools=[], on_text=pieces.append)
     assert "".join(pieces) == "partial answer"
+
+
+async def test_a_server_that_sends_nothing_is_given_up_on_after_the_first_byte_timeout(
+    online_config, fake_openai
+):
+    llm = build_chat_model(replace(online_config, max_retries=2))  # no retry waits longer
+    fake_openai.enqueue(Reply(hang=True), Reply(hang=True), Reply(hang=True))
+    started = time.monotonic()
+    with pytest.raises(ModelSilent) as silent:
+        await astream_message(
+            llm, PROMPT, tools=[], on_text=lambda _: None, timeouts=StreamTimeouts(0.5, 5)
+        )
+    assert 0.5 <= time.monotonic() - started < 1.5
+    assert (silent.value.code, silent.value.params) == ("model.timed_out", {"seconds": "0.5"})
+    await _until(lambda: fake_openai.disconnects == 1)  # the connection was let go
+
+
+async def test_a_server_that_falls_silent_mid_stream_is_given_up_on_after_the_idle_timeout(
+    online_config, fake_openai
+):
+    llm = build_chat_model(online_config)
+    fake_openai.enqueue(Reply(text="the first words and", chunk_chars=4, stall_after_chunks=3))
+    pieces: list[str] = []
+    started = time.monotonic()
+    with pytest.raises(ModelSilent) as silent:
+        await astream_message(
+            llm, PROMPT, tools=[], on_text=pieces.append, timeouts=StreamTimeouts(5, 0.5)
+        )
+    assert 0.4 <= time.monotonic() - started < 1.5
+    assert (silent.value.code, silent.value.params) == ("model.stalled", {"seconds": "0.5"})
+    assert "".join(pieces) == "the first wo"
+
+
+async def test_a_slow_but_steady_stream_is_not_cut_by_the_idle_timeout(online_config, fake_openai):
+    llm = build_chat_model(online_config)
+    text = "steady words, " * 10  # ~1.4 s in all, one piece every 0.1 s
+    fake_openai.enqueue(Reply(text=text, chunk_chars=4, chars_per_second=40, delay=0.3))
+    message = await astream_message(
+        llm, PROMPT, tools=[], on_text=lambda _: None, timeouts=StreamTimeouts(0.5, 0.5)
+    )
+    assert message.content == text
+
+
+async def _until(check, seconds: float = 3.0) -> None:
+    for _ in range(int(seconds / 0.02)):
+        if check():
+            return
+        await asyncio.sleep(0.02)
+    assert check()

@@ -3,6 +3,7 @@ sockets, the stored message, and the conversation free for the next message afte
 
 from __future__ import annotations
 
+import time
 from datetime import timedelta
 from typing import Any
 
@@ -21,7 +22,7 @@ from conversations.steps import step_text
 from tests.support import seed
 from tests.support.fake_openai import FakeOpenAI, Reply, ToolCall
 
-from .conftest import make_conversation, open_socket, receive_until
+from .conftest import make_conversation, open_socket, receive, receive_until
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("flush_redis")]
 
@@ -172,6 +173,49 @@ async def test_a_cut_reply_can_be_continued(model, alice, api):
     assert whole["content"] == "The first half and the second half."
     assert whole["finish_reason"] == "end_turn"
     await assert_free(conversation.id)
+
+
+# --- a model server that says nothing ---------------------------------------------------
+async def test_a_hung_model_server_fails_the_reply_within_the_first_byte_timeout(
+    model, alice, api, settings
+):
+    settings.CHAT_MODEL_FIRST_BYTE_TIMEOUT = 0.5
+    model.enqueue(Reply(hang=True))
+    conversation = await make_conversation(alice)
+    token = (await sync_to_async(create_api_token)(user=alice, name="ws")).secret
+    socket = open_socket(conversation.id, token=token)
+    assert (await socket.connect())[0]
+    started = time.monotonic()
+    await socket.send_json_to({"type": "message.send", "content": "are you there?"})
+    frames = await receive_until(socket, "generation.finished", wait=10)
+    assert time.monotonic() - started < 2.5  # not the SDK's 60 s × 3 attempts
+    finished = frames[-1]
+    assert (finished["finish_reason"], finished["message"]["content"]) == ("error", "")
+    said = [f for f in frames if f["type"] == "thinking" and f["code"] in MODEL_FAULTS]
+    assert [(f["code"], f["params"]) for f in said] == [("model.timed_out", {"seconds": "0.5"})]
+    assert said[0]["content"] == "The model server did not answer within 0.5 seconds"
+    assert (await receive(socket))["code"] == "llm_unavailable"  # the socket that asked
+    await assert_free(conversation.id)
+    model.enqueue("Here now.")
+    again = await api.send(conversation.id, "and now?")
+    assert again["assistant_message"]["content"] == "Here now."
+    await socket.disconnect()
+
+
+async def test_a_model_server_silent_mid_stream_keeps_the_text_and_can_be_continued(
+    model, alice, api, settings
+):
+    settings.CHAT_MODEL_IDLE_TIMEOUT = 0.5
+    model.enqueue(Reply(text="The first half of it", stall_after_chunks=3), " and the rest.")
+    conversation = await make_conversation(alice)
+    started = time.monotonic()
+    cut = (await api.send(conversation.id, "tell me"))["assistant_message"]
+    assert time.monotonic() - started < 2.5
+    assert (cut["finish_reason"], cut["content"]) == ("error", "The first ha")
+    assert [p["code"] for p in cut["parts"] if p.get("code") in MODEL_FAULTS] == ["model.stalled"]
+    await assert_free(conversation.id)
+    response = await api.post(f"/messages/{cut['id']}/continue")
+    assert response.json()["assistant_message"]["content"] == "The first ha and the rest."
 
 
 # --- the watchdog ------------------------------------------------------------------------

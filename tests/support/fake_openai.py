@@ -7,10 +7,11 @@
 
 Scripted replies are served first, in order; then `responder(body)` answers.
 A reply can stream slowly, fail with an HTTP status, or break off mid-stream; it can also
-misbehave as real servers do: end without a `finish_reason` (llama.cpp's server, cut by
-another request) or without `[DONE]`, send a line that is not JSON. Any text goes on the
-wire as a server would send it: NUL and lone surrogates (`"a\x00\ud800"` in a reply's text
-or a tool call's arguments) as JSON escapes.
+misbehave as real servers do: hang without sending a byte, fall silent mid-stream, end
+without a `finish_reason` (llama.cpp's server, cut by another request) or without
+`[DONE]`, send a line that is not JSON. Any text goes on the wire as a server would send
+it: NUL and lone surrogates (`"a\x00\ud800"` in a reply's text or a tool call's
+arguments) as JSON escapes.
 `GET /v1/models` lists `server.models`. Title requests (agent/titles.py) run in the
 background after a first reply, at a moment no script can foresee: they are answered by
 `title_responder` and kept in `server.title_requests`, apart from the script and
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import json
 import re
+import select
 import socket
 import threading
 import time
@@ -61,6 +63,8 @@ class Reply:
     delay: float = 0.0  # seconds before answering
     stream_error: str | None = None  # after the text: an `{"error": …}` event, as proxies send
     send_usage: bool = True  # False: no usage in the stream, as llama.cpp's server
+    hang: bool = False  # accept the request, then send nothing until the client leaves
+    stall_after_chunks: int | None = None  # fall silent after this many text chunks
     finish: bool = True  # False: no `finish_reason` before the end (a cut llama.cpp stream)
     done: bool = True  # False: end the body without `data: [DONE]`
     malformed: str | None = None  # after the text: this `data:` line, which is not JSON
@@ -149,6 +153,7 @@ class FakeOpenAI:
         self.requests: list[dict[str, Any]] = []
         self.title_requests: list[dict[str, Any]] = []
         self.disconnects = 0  # streams the client dropped before their end
+        self.stopping = threading.Event()  # ends every hang when the server stops
         self._queue: deque[Reply | str] = deque()
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
@@ -172,6 +177,7 @@ class FakeOpenAI:
 
     def stop(self) -> None:
         """Stop serving and close the socket."""
+        self.stopping.set()
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
@@ -237,6 +243,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(404, {"error": {"message": "not found", "type": "invalid_request"}})
             return
         reply = self.fake.next_reply(body)
+        if reply.hang:
+            self._wait_for_client_to_leave()
+            return
         if reply.delay:
             time.sleep(reply.delay)
         if reply.status != 200:
@@ -283,6 +292,9 @@ class _Handler(BaseHTTPRequestHandler):
             if reply.fail_after_chunks is not None and n >= reply.fail_after_chunks:
                 self._abort()
                 return
+            if reply.stall_after_chunks is not None and n >= reply.stall_after_chunks:
+                self._wait_for_client_to_leave()
+                return
             if reply.chars_per_second:
                 time.sleep(len(piece) / reply.chars_per_second)
             self._chunk({**base, "choices": [_choice({"content": piece})]})
@@ -308,6 +320,21 @@ class _Handler(BaseHTTPRequestHandler):
             self._chunk("[DONE]")
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
+
+    def _wait_for_client_to_leave(self) -> None:
+        """Send nothing more until the client closes the connection (or the server stops)."""
+        self.close_connection = True
+        self.wfile.flush()
+        while not self.fake.stopping.is_set():
+            readable, _, _ = select.select([self.connection], [], [], 0.05)
+            try:
+                gone = bool(readable) and not self.connection.recv(65536)
+            except OSError:
+                gone = True
+            if gone:
+                with self.fake._lock:
+                    self.fake.disconnects += 1
+                return
 
     def _abort(self) -> None:
         """Drop the connection without ending the chunked body (a broken stream)."""
