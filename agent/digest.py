@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Sequence
 from typing import TypedDict
@@ -9,7 +10,7 @@ from typing import TypedDict
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from agent.config import AgentConfig
-from agent.llm import get_chat_model
+from agent.llm import ask_model, get_chat_model
 from agent.memory import INTERNAL_TAG
 from agent.tokens import estimate_tokens
 
@@ -185,5 +186,6 @@ async def summarize_conversation(
     )
     transcript = fit_transcript(turns, budget=int(config.context_window * 0.5))
     model = get_chat_model(config).with_config(tags=[INTERNAL_TAG])
-    reply = await model.ainvoke([SystemMessage(system), HumanMessage(transcript)])
+    async with asyncio.timeout(config.request_timeout):  # retries included
+        reply = await ask_model(model, [SystemMessage(system), HumanMessage(transcript)])
     return parse_digest(str(reply.content), language)

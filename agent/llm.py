@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import weakref
+from typing import Any
 
 import httpx2
 import openai
 from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
 from langchain_openai import ChatOpenAI
 
+from agent import incoming
 from agent.config import AgentConfig
 from agent.offline import OFFLINE_MODEL_NAME, OfflineChatModel
 
@@ -51,6 +54,18 @@ def get_chat_model(config: AgentConfig) -> BaseChatModel:
     if config not in models:
         models[config] = build_chat_model(config)
     return models[config]
+
+
+async def ask_model(model: Any, messages: list[BaseMessage]) -> AIMessage:
+    """Call the model once, not streamed (summaries, titles, digests), as text a row can hold.
+
+    Callers bound the whole call (`asyncio.timeout(config.request_timeout)`): the client's
+    own timeout applies per try, and it tries max_retries + 1 times.
+    """
+    reply = await model.ainvoke(messages)
+    if not isinstance(reply, AIMessage):
+        reply = AIMessage(content=str(reply))
+    return incoming.clean_message(reply)
 
 
 def model_label(config: AgentConfig) -> str:

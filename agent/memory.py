@@ -18,6 +18,7 @@ from langgraph.constants import TAG_NOSTREAM
 
 from agent import prompts
 from agent.config import AgentConfig
+from agent.llm import ask_model
 from agent.offline import summarize_extractively
 from agent.summary_check import SummaryRefused, refusal
 from agent.tokens import (
@@ -164,8 +165,7 @@ def _system(template: str, language: str, max_words: int) -> SystemMessage:
 async def _summarize(model: BaseChatModel, system: SystemMessage, request: str) -> AIMessage:
     """Call the summarizer once, tagged so its tokens stay internal."""
     runnable = model.with_config(tags=INTERNAL_TAGS, run_name="summarizer")
-    reply = await runnable.ainvoke([system, HumanMessage(request)])
-    return reply if isinstance(reply, AIMessage) else AIMessage(content=str(reply))
+    return await ask_model(runnable, [system, HumanMessage(request)])
 
 
 def _split_merge_reply(text: str, first: str, second: str) -> tuple[str, str]:
@@ -207,7 +207,8 @@ async def fold_into_segments(
         if config.summary_overflow != "drop":
             first, second, *rest = summaries
             request = prompts.MERGE_REQUEST.format(first=first, second=second, transcript=lines)
-            reply = await _summarize(model, _system(prompts.MERGE_SYSTEM, language, words), request)
+            system = _system(prompts.MERGE_SYSTEM, language, words)
+            reply = await _summarize(model, system, request)
             merged, new = _split_merge_reply(message_text(reply), first, second)
             both = f"{first}\n{second}"
             merged = checked(merged, source=both, stated=both, language=language, replies=[reply])
@@ -217,7 +218,8 @@ async def fold_into_segments(
         # A window of one segment: fold everything into it.
         return await compress_into_one(model, summaries, old, language, words * 4 // 3)
     system = _system(prompts.SUMMARIZE_SYSTEM, language, words)
-    reply = await _summarize(model, system, prompts.SUMMARIZE_REQUEST.format(transcript=lines))
+    request = prompts.SUMMARIZE_REQUEST.format(transcript=lines)
+    reply = await _summarize(model, system, request)
     text = checked(
         message_text(reply), source=lines, stated=said, language=language, replies=[reply]
     )

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 
-from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+from langchain_core.messages import HumanMessage, SystemMessage
 
 from agent import prompts
 from agent.config import AgentConfig
-from agent.llm import get_chat_model
+from agent.llm import ask_model, get_chat_model
 from agent.memory import INTERNAL_TAGS
 from agent.tokens import detect_language, message_text
 
@@ -43,6 +44,7 @@ async def write_title(config: AgentConfig, *, question: str, answer: str) -> str
         question=question[:QUESTION_CHARS], answer=answer[:ANSWER_CHARS]
     )
     model = get_chat_model(config).with_config(tags=INTERNAL_TAGS, run_name="title")
-    reply = await model.ainvoke([SystemMessage(system), HumanMessage(request)])
-    text = message_text(reply) if isinstance(reply, AIMessage) else str(reply)
+    async with asyncio.timeout(config.request_timeout):  # retries included
+        reply = await ask_model(model, [SystemMessage(system), HumanMessage(request)])
+    text = message_text(reply)
     return clean_title(text, language=language)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
@@ -66,19 +67,21 @@ async def memory(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str,
         report_in_view(max(0, len(messages) - 1), len(summaries))
         return {}
     try:
-        if plan.reason == "count":
-            segments, replies, note = await fold_into_segments(
-                context.summary_model, summaries, plan.old, config, language
-            )
-        else:
-            room = plan.budget_tokens - memory_tokens([], plan.kept, calibration) - 8
-            segments, replies, note = await compress_into_one(
-                context.summary_model,
-                summaries,
-                plan.old,
-                language,
-                max(16, int(room / calibration)),
-            )
+        # A silent server fails this within one request timeout, retries included.
+        async with asyncio.timeout(config.request_timeout):
+            if plan.reason == "count":
+                segments, replies, note = await fold_into_segments(
+                    context.summary_model, summaries, plan.old, config, language
+                )
+            else:
+                room = plan.budget_tokens - memory_tokens([], plan.kept, calibration) - 8
+                segments, replies, note = await compress_into_one(
+                    context.summary_model,
+                    summaries,
+                    plan.old,
+                    language,
+                    max(16, int(room / calibration)),
+                )
     except SummaryRefused as refused:  # keep the messages; the next turn tries again
         emit_step("memory.summary_failed", why="refused", detail=refused.reason)
         internal = state.get("internal_usage")

@@ -262,7 +262,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(200, _completion(body, reply))
 
     def _send_json(self, status: int, payload: dict[str, Any]) -> None:
-        data = json.dumps(payload, ensure_ascii=False).encode()
+        # Escaped as real servers may write it: NUL and lone surrogates as \u escapes.
+        data = json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
