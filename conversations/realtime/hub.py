@@ -28,6 +28,7 @@ from channels.layers import InMemoryChannelLayer, get_channel_layer
 
 from core import rls
 from core.groups import conversation_group, conversation_of
+from core.outages import outage_of
 
 from . import progress
 from .audience import Audience
@@ -260,6 +261,10 @@ class Hub(Continuity, Delivery):
             except Exception as exc:
                 _tell(sent)  # a Redis outage must not hold back this process's own sockets
                 sent = []
+                if outage_of(exc) is None and not isinstance(exc, OSError):
+                    # Not Redis away but frames the layer cannot carry: retrying won't help.
+                    logger.error("dropped %d frame(s) of %s: %r", len(frames), group, exc)
+                    continue
                 now = self.loop.time()
                 failing_since = failing_since or now
                 if now - failing_since > PUBLISH_RETRY_SECONDS or self.closing:

@@ -346,3 +346,25 @@ async def test_a_hole_that_cannot_be_filled_is_never_handed_to_a_client(monkeypa
     await hub.flushed("c-hole")
     assert [(f["index"], f["text"]) for f in sink.frames] == [(0, "ab")]
     assert "c-hole" in hub._missed  # a sync.state follows once the subscription is proven
+
+
+class _RefusingLayer(_FlakyLayer):
+    """A layer that cannot encode what it is given (not an outage: a bad frame)."""
+
+    async def group_send(self, group: str, event: dict) -> None:
+        self.calls = getattr(self, "calls", 0) + 1
+        raise TypeError("can not serialize 'object' object")
+
+
+async def test_a_frame_the_layer_cannot_carry_is_dropped_at_once_not_retried(caplog):
+    from conversations.realtime import hub as hub_module
+
+    hub = hub_module.Hub(asyncio.get_running_loop())
+    hub.layer, hub.shared = _RefusingLayer(failures=0), True
+    hub.post("c2", events.pong())
+    await hub.flushed("c2")
+    started = asyncio.get_running_loop().time()
+    await asyncio.wait_for(hub._publisher, 5)
+    assert asyncio.get_running_loop().time() - started < 0.4  # no 0.5 s retry, let alone 30 s
+    assert hub.layer.calls == 1
+    assert "dropped 1 frame(s) of" in caplog.text
