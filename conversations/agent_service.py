@@ -29,7 +29,7 @@ from knowledge.selectors import aget_document_section, user_has_documents
 from memories.services import AgentMemory
 
 from .attachments import image_data_url
-from .models import Attachment, Conversation, Message
+from .models import TOKENS_ESTIMATED, Attachment, Conversation, Message
 from .recall import branch_recall
 from .tree import Tree
 
@@ -241,18 +241,33 @@ def _images_of(message: Message, *, vision: bool) -> tuple[tuple[str, str], ...]
 _aimages_of = db_async(_images_of, close_serial=False)
 
 
-def reply_fields(finished: FinishedEvent) -> dict[str, Any]:
-    """Return the assistant message's fields for a finished turn (the ledger included)."""
+def reply_fields(finished: FinishedEvent, *, continues: Message | None = None) -> dict[str, Any]:
+    """Return the assistant message's fields for a finished turn (the ledger included).
+
+    Its tokens are the output tokens the model server reported, or our estimate of the
+    text (marked `tokens_estimated`). A continued reply holds the cut-off reply's text
+    and this turn's, so its tokens are both parts' (an estimate if either part's is)."""
     usage = finished["usage"]
     metadata: dict[str, Any] = {"context": finished["context"], "usage": dict(usage)}
     if finished.get("error"):
         metadata["error"] = finished["error"]
+    tokens = int(usage.get("output_tokens") or 0)
+    estimated = bool(finished["context"].get("usage_estimated")) or (
+        not tokens and bool(finished["content"])
+    )
+    tokens = tokens or estimate_tokens(finished["content"])
+    if continues is not None:
+        metadata["continued"] = {"from": str(continues.pk), "tokens": continues.tokens_used}
+        tokens += continues.tokens_used
+        estimated = estimated or continues.tokens_estimated
+    if estimated:
+        metadata[TOKENS_ESTIMATED] = True
     return {
         "content": finished["content"],
         "finish_reason": finished["finish_reason"],
         "parts": finished["parts"],
         "model": finished["model"],
-        "tokens_used": usage.get("output_tokens") or estimate_tokens(finished["content"]),
+        "tokens_used": tokens,
         "metadata": metadata,
         "checkpoint_id": finished.get("checkpoint_id") or "",
     }

@@ -8,14 +8,17 @@ and what the agent remembers is the path from the root to `Conversation.current_
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
+from django.db.models import BooleanField, ExpressionWrapper
 
 from core.errors import NotFound
 
 from . import events, selectors
-from .models import Conversation, Message
+from .models import TOKENS_ESTIMATED_Q, Conversation, Message
 from .selectors import get_message_for_user
 from .services import lock_conversation
 from .tree import Tree, current_leaf, with_siblings
@@ -30,6 +33,48 @@ def branch_messages(
     rows = {m.pk: m for m in Message.objects.filter(pk__in=path)}
     messages = with_siblings([rows[pk] for pk in path if pk in rows], tree)
     return selectors.for_display(messages, user_id=conversation.created_by_id)
+
+
+@dataclass(frozen=True)
+class Counts:
+    """Messages counted: how many, their tokens, and whether any count is an estimate."""
+
+    messages: int = 0
+    tokens: int = 0
+    estimated: bool = False
+
+    @classmethod
+    def of(cls, messages: Iterable[Message]) -> Counts:
+        rows = list(messages)
+        return cls(
+            len(rows), sum(m.tokens_used for m in rows), any(m.tokens_estimated for m in rows)
+        )
+
+    def __add__(self, other: Counts) -> Counts:
+        return Counts(
+            self.messages + other.messages,
+            self.tokens + other.tokens,
+            self.estimated or other.estimated,
+        )
+
+
+def count_branch(conversation: Conversation, *, leaving_out: Iterable[Any] = ()) -> Counts:
+    """Count the current branch's messages, but those of `leaving_out` (the ones a page
+    shows and counts itself: the page's header then adds up with what it shows)."""
+    tree = Tree.of(conversation.pk)
+    skipped = set(leaving_out)
+    path = [pk for pk in tree.path_to(current_leaf(conversation, tree)) if pk not in skipped]
+    if not path:
+        return Counts()
+    estimated = ExpressionWrapper(TOKENS_ESTIMATED_Q, output_field=BooleanField())
+    rows = conversation.messages.order_by().annotate(estimated=estimated).values_list(
+        "pk", "tokens_used", "estimated"
+    )
+    figures = {pk: (tokens, bool(guess)) for pk, tokens, guess in rows}
+    counted = [figures[pk] for pk in path if pk in figures]
+    return Counts(
+        len(counted), sum(t for t, _ in counted), any(guess for _, guess in counted)
+    )
 
 
 def list_messages(

@@ -18,7 +18,7 @@ from typing import Any, Literal
 from django.utils import timezone
 from django.utils.http import content_disposition_header
 
-from .models import Attachment, Conversation, Message, MessageFeedback
+from .models import Attachment, Conversation, Message, MessageFeedback, metadata_says_estimated
 from .serializers import attachment_to_dict
 from .tree import Tree, current_leaf
 
@@ -248,7 +248,7 @@ def _markdown_metadata(row: dict[str, Any]) -> str:
     if row["model"]:
         details.append(f"model {row['model']}")
     if row["tokens_used"]:
-        details.append(f"{row['tokens_used']} tokens")
+        details.append(_tokens(row))
     if row["finish_reason"]:
         details.append(f"finish {row['finish_reason']}")
     if row.get("feedback"):
@@ -262,6 +262,12 @@ def _markdown_metadata(row: dict[str, Any]) -> str:
             text += f"<details><summary>{part.get('type', 'part')}</summary>\n\n```json\n"
             text += json.dumps(part, ensure_ascii=False, indent=2) + "\n```\n</details>\n\n"
     return text
+
+
+def _tokens(row: dict[str, Any]) -> str:
+    """Return "N tokens", or "≈ N tokens" when the count is our estimate."""
+    mark = "≈ " if metadata_says_estimated(row["metadata"]) else ""
+    return f"{mark}{row['tokens_used']} tokens"
 
 
 def _iter_text(
@@ -279,7 +285,7 @@ def _iter_text(
         stamp = row["created_at"].strftime("%Y-%m-%d %H:%M:%S") if row["created_at"] else ""
         extra = ""
         if include_metadata and row["model"]:
-            extra = f" ({row['model']}, {row['tokens_used']} tokens)"
+            extra = f" ({row['model']}, {_tokens(row)})"
         yield f"[{stamp}] {row['role']}{extra}:\n{row['content']}\n\n"
 
 

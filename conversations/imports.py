@@ -13,6 +13,7 @@ from django.utils import timezone
 from ninja import Field
 from pydantic import ValidationError, model_validator
 
+from agent.tokens import estimate_tokens
 from core import schemas
 from core.errors import TooLarge
 from core.llm_catalog import find_model
@@ -24,6 +25,7 @@ from .import_formats import InvalidImport, read_conversations
 from .models import (
     INSTRUCTIONS_MAX_CHARS,
     TITLE_MAX_LENGTH,
+    TOKENS_ESTIMATED,
     Conversation,
     Message,
     MessageFeedback,
@@ -80,7 +82,9 @@ class ImportedMessage(Input):
         None, max_length=100, description="the `id` of an earlier message of the file"
     )
     model: Text | None = Field("", max_length=100)
-    tokens_used: int | None = Field(0, ge=0, le=MAX_SEQUENCE, strict=True)
+    tokens_used: int | None = Field(
+        None, ge=0, le=MAX_SEQUENCE, strict=True, description="none given: estimated, and marked"
+    )
     finish_reason: FinishReason | None = None
     metadata: JsonObject | None = None
     feedback: ImportedFeedback | None = None
@@ -232,6 +236,11 @@ def _with_attachment_notes(row: ImportedMessage) -> dict[str, Any]:
     return metadata
 
 
+def _with_token_mark(metadata: dict[str, Any], estimated: bool) -> dict[str, Any]:
+    """The metadata, saying that `tokens_used` is our estimate when it is."""
+    return {**metadata, TOKENS_ESTIMATED: True} if estimated else metadata
+
+
 def import_conversation(*, user: Any, raw: bytes | str) -> Conversation:
     """Create the user's conversation from a file holding one; all or nothing."""
     data = raw.encode() if isinstance(raw, str) else raw
@@ -276,6 +285,12 @@ def store_conversation(*, user: Any, export: ExportFile) -> Conversation:
         parents.append(new_ids.get(row.parent_id) if as_tree else previous)  # type: ignore[arg-type]
         own_ids.append(own)
         previous = own
+    # A message the file gives no count for (other apps' never do): our estimate, marked.
+    estimated = [row.tokens_used is None for row in rows]
+    tokens = [
+        estimate_tokens(row.content or "") if row.tokens_used is None else row.tokens_used
+        for row in rows
+    ]
     for start in range(0, len(rows), BATCH):
         chunk = rows[start : start + BATCH]
         Message.objects.bulk_create(
@@ -287,9 +302,9 @@ def store_conversation(*, user: Any, export: ExportFile) -> Conversation:
                 content=row.content or "",
                 parts=row.parts,
                 model=row.model or "",
-                tokens_used=row.tokens_used or 0,
+                tokens_used=tokens[start + offset],
                 finish_reason=row.finish_reason or "",
-                metadata=_with_attachment_notes(row),
+                metadata=_with_token_mark(_with_attachment_notes(row), estimated[start + offset]),
                 # Numbered 1..n in the file's order.
                 sequence_number=start + offset + 1,
                 created_by=user if row.role == Message.Role.USER else None,
@@ -313,7 +328,7 @@ def store_conversation(*, user: Any, export: ExportFile) -> Conversation:
     conversation.current_message_id = (
         new_ids[current] if current is not None else tree.newest_leaf(None)
     )
-    conversation.total_tokens_used = sum(row.tokens_used or 0 for row in rows)
+    conversation.total_tokens_used = sum(tokens)
     conversation.last_message_at = max((row.created_at or now for row in rows), default=None)
     conversation.save(
         update_fields=[

@@ -12,6 +12,9 @@ from django.utils.translation import gettext_lazy as _
 
 TITLE_MAX_LENGTH = 200
 INSTRUCTIONS_MAX_CHARS = 8000
+# `Message.metadata[TOKENS_ESTIMATED]`: its `tokens_used` is our estimate of the text, not a
+# count the model server reported (a user's message, a reply without usage, an import).
+TOKENS_ESTIMATED = "tokens_estimated"
 
 
 class Project(models.Model):
@@ -196,6 +199,26 @@ class Message(models.Model):
 
     def __str__(self) -> str:
         return f"#{self.sequence_number} {self.role}: {self.content[:60]}"
+
+    @property
+    def tokens_estimated(self) -> bool:
+        """Say whether `tokens_used` is an estimate (older replies say so in their ledger)."""
+        return metadata_says_estimated(self.metadata)
+
+
+def metadata_says_estimated(metadata: object) -> bool:
+    """Say whether a message's metadata marks its `tokens_used` as an estimate."""
+    if not isinstance(metadata, dict):
+        return False
+    context = metadata.get("context")
+    ledger = isinstance(context, dict) and bool(context.get("usage_estimated"))
+    return bool(metadata.get(TOKENS_ESTIMATED)) or ledger
+
+
+# The same question asked of rows in a query.
+TOKENS_ESTIMATED_Q = Q(**{f"metadata__{TOKENS_ESTIMATED}": True}) | Q(
+    metadata__context__usage_estimated=True
+)
 
 
 class MessageFeedback(models.Model):

@@ -10,11 +10,19 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from agent.tokens import estimate_tokens
 from core.errors import Invalid, NotFound
 from core.llm_catalog import check_model
 
 from . import agent_service, events
-from .models import INSTRUCTIONS_MAX_CHARS, TITLE_MAX_LENGTH, Conversation, Message, Project
+from .models import (
+    INSTRUCTIONS_MAX_CHARS,
+    TITLE_MAX_LENGTH,
+    TOKENS_ESTIMATED,
+    Conversation,
+    Message,
+    Project,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -212,7 +220,7 @@ def insert_message(
     created_by: Any = None,
     parts: list[dict[str, Any]] | None = None,
     model: str = "",
-    tokens_used: int = 0,
+    tokens_used: int | None = 0,
     finish_reason: str = "",
     metadata: dict[str, Any] | None = None,
     client_id: str | None = None,
@@ -233,7 +241,13 @@ def insert_message(
     (`lock_conversation` in a transaction). Numbers come from the conversation's counter,
     so one that was handed out is never handed out again, even after a delete.
     `also_save` names more conversation fields the caller changed, saved in the same UPDATE.
+    `tokens_used` None: no count was reported for it, so it is our estimate of `content`,
+    marked `tokens_estimated` in its metadata.
     """
+    metadata = dict(metadata or {})
+    if tokens_used is None:
+        tokens_used = estimate_tokens(content)
+        metadata[TOKENS_ESTIMATED] = True
     if parent == "current":
         parent = conversation.current_message_id
     conversation.last_sequence_number += 1
@@ -246,7 +260,7 @@ def insert_message(
         model=model,
         tokens_used=max(0, int(tokens_used)),
         finish_reason=finish_reason,
-        metadata=metadata or {},
+        metadata=metadata,
         sequence_number=conversation.last_sequence_number,
         client_id=client_id or None,
         run_id=run_id,

@@ -291,12 +291,16 @@ def detail(request: HttpRequest, conversation_id: Any) -> HttpResponse:
     else:
         message_list = _messages_for_page(conversation, request.GET.get("at", ""))
     forks = list(conversation.forks.order_by("created_at").only("id", "title"))
+    # The header counts the branch: what the page shows plus what it leaves out.
+    hidden = branches.count_branch(conversation, leaving_out=[m.pk for m in message_list])
     return render(
         request,
         "conversations/detail.html",
         {
             "conversation": conversation,
             "message_list": message_list,
+            "hidden": hidden,
+            "branch_counts": hidden + branches.Counts.of(message_list),
             "has_older": not message_filter and _has_older(message_list),
             "message_filter": message_filter,
             "filter_error": filter_error,
@@ -345,6 +349,11 @@ def older_messages_fragment(request: HttpRequest, conversation_id: Any) -> HttpR
     response = render(request, "conversations/_messages.html", {"message_list": message_list})
     response["X-Has-Older"] = "1" if _has_older(message_list) else "0"
     response["X-Current-Message"] = str(conversation.current_message_id or "")
+    if not before:  # the page is shown in place of the branch: the header counts the rest
+        hidden = branches.count_branch(conversation, leaving_out=[m.pk for m in message_list])
+        response["X-Hidden-Messages"] = str(hidden.messages)
+        response["X-Hidden-Tokens"] = str(hidden.tokens)
+        response["X-Hidden-Estimated"] = "1" if hidden.estimated else "0"
     return response
 
 

@@ -392,7 +392,7 @@ class ReplyRunner:
     def _reply(self, finished: FinishedEvent | None, reason: str) -> store.Reply:
         fields: dict[str, Any] = {"parts": [], "model": "", "tokens_used": None, "metadata": {}}
         if finished is not None:
-            fields = agent_service.reply_fields(finished)
+            fields = agent_service.reply_fields(finished, continues=self.claimed.continues)
         # What the sockets were sent is what the user saw: that text is the reply.
         fields.update(content=self.coalescer.text, finish_reason=reason)
         return store.Reply(**fields)

@@ -15,7 +15,6 @@ from typing import Any, Literal
 from django.db import transaction
 from django.utils import timezone
 
-from agent.tokens import estimate_tokens
 from core.errors import Conflict, Invalid, NotFound
 from core.ids import parse_uuid
 
@@ -142,7 +141,7 @@ def claim_reply(
             role=Message.Role.USER,
             content=ask.content or "",
             created_by=user,
-            tokens_used=estimate_tokens(ask.content or ""),
+            tokens_used=None,  # no server reports a message's own share of a prompt
             client_id=ask.client_id,
             run_id=run_id,
             parent="current" if target is None else target.parent_id,
@@ -236,7 +235,6 @@ def _store(
     """Store a run's reply (its id is the run's) under its question; the caller holds the
     conversation's lock. It becomes the current message unless the user has switched
     branches since the question."""
-    tokens = reply.tokens_used
     question_id = question.pk if question is not None else None
     message = services.insert_message(
         conversation,
@@ -244,7 +242,7 @@ def _store(
         content=reply.content,
         parts=reply.parts,
         model=reply.model,
-        tokens_used=tokens if tokens is not None else estimate_tokens(reply.content),
+        tokens_used=reply.tokens_used,  # None: estimated from the content
         finish_reason=reply.finish_reason,
         metadata=dict(reply.metadata or {}),
         message_id=run_id,

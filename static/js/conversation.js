@@ -90,16 +90,25 @@ function place(node) {
   else list.append(node);
 }
 
+// Whether a stored message's token count is an estimate (older replies say so in their ledger).
+function tokensEstimated(message) {
+  const metadata = message.metadata || {};
+  return Boolean(metadata.tokens_estimated || (metadata.context && metadata.context.usage_estimated));
+}
+
 async function showStored(message) {
   if (document.getElementById(`msg-${message.id}`)?.dataset.final === "1") return;
   const stick = nearBottom();
   const replacing = message.role === "assistant" && streaming;
   // The placeholder carries the message's id: until its fragment arrives it is the leaf
-  // shown (shownLeaf), and the reply to it must be seen to follow it.
+  // shown (shownLeaf), and the reply to it must be seen to follow it. It carries its counts
+  // too: the header adds up what the list shows.
   const placeholder = replacing ? streaming : el("li", {
     className: `message ${message.role} loading`, id: `msg-${message.id}`,
     "data-id": message.id, "data-seq": message.sequence_number,
   }, el("div", { className: "bubble" }, el("div", { className: "content plain", text: message.content })));
+  placeholder.dataset.tokens = message.tokens_used || 0;
+  if (tokensEstimated(message)) placeholder.dataset.tokensEstimated = "1";
   if (replacing) {
     streaming = null;
     placeholder.id = `msg-${message.id}`;
@@ -165,6 +174,7 @@ const ERROR_TEXT = {
   rate_limited: () => _("You are sending messages too fast; wait a moment."),
   busy: () => _("A reply is already running; your message waits until it ends."),
   llm_unavailable: () => _("The model is not available right now."),
+  unavailable: () => _("The conversation's memory could not be reached; try again in a moment."),
   not_found: () => _("This conversation no longer exists."),
 };
 
@@ -189,7 +199,6 @@ const socket = new ConversationSocket(root.dataset.wsPath, {
     },
     onMessage(message) {
       texts.set(message.id, message.content);
-      countMessage(message);
       if (message.role === "user" && pendingSend !== null) {
         pendingSend = null;
         showError("");
@@ -507,6 +516,10 @@ function reloadBranch() {
       remember(list);
       enhance(list);
       older.hidden = response.headers.get("X-Has-Older") !== "1";
+      // What the branch holds beyond this page, for the header's counts.
+      root.dataset.hiddenMessages = response.headers.get("X-Hidden-Messages") || "0";
+      root.dataset.hiddenTokens = response.headers.get("X-Hidden-Tokens") || "0";
+      root.dataset.hiddenEstimated = response.headers.get("X-Hidden-Estimated") || "0";
       scrollToBottom();
     } catch {
       toast(_("Could not show that branch; reload the page."), { error: true });
@@ -544,7 +557,7 @@ list.addEventListener("click", async (event) => {
 });
 
 // --- header ------------------------------------------------------------------------------
-const { updateHeader, countMessage } = initHeader(root, conversationId);
+const { updateHeader } = initHeader(root, conversationId);
 
 // --- older messages ---------------------------------------------------------------------------
 const older = document.getElementById("older");
@@ -561,12 +574,19 @@ async function loadOlder() {
     const fragment = parseFragment(await response.text());
     const height = scroller.scrollHeight;
     const top = scroller.scrollTop;
+    let loaded = 0;
+    let loadedTokens = 0;
     for (const node of fragment.querySelectorAll("li.message")) {
       if (document.getElementById(node.id)) continue;
       node.dataset.final = "1";
       socket.seen.add(node.dataset.id);
       list.insertBefore(node, first);
+      loaded += 1;
+      loadedTokens += Number(node.dataset.tokens) || 0;
     }
+    // Shown now, so no longer among those the header counts as left out.
+    root.dataset.hiddenMessages = Math.max(0, (Number(root.dataset.hiddenMessages) || 0) - loaded);
+    root.dataset.hiddenTokens = Math.max(0, (Number(root.dataset.hiddenTokens) || 0) - loadedTokens);
     remember(list);
     enhance(list);
     scroller.scrollTop = top + (scroller.scrollHeight - height);

@@ -6,7 +6,7 @@ import { _, format, formatDate, formatNumber, ngettext } from "./i18n.js";
 import { share } from "./live.js";
 import { renderRich } from "./rich.js";
 
-// Wire the header's controls; return `{updateHeader, countMessage}` for live updates.
+// Wire the header's controls; return `{updateHeader}` for live updates.
 export function initHeader(root, conversationId) {
   const title = document.getElementById("conv-title");
   const renameForm = document.getElementById("rename-form");
@@ -38,7 +38,6 @@ export function initHeader(root, conversationId) {
     const project = document.getElementById("project-select");
     if ("project_id" in conversation && !project.closest("dialog").open) project.value = conversation.project_id ?? "";
     showInstructions(conversation);
-    showStats(conversation.message_count, conversation.total_tokens_used);
   }
 
   // The model and instructions as another tab (or the API) left them.
@@ -54,25 +53,41 @@ export function initHeader(root, conversationId) {
     if (conversation.system_prompt) button.append(el("span", { className: "dot", "aria-label": _("set") }));
   }
 
-  // "N messages · M tokens": conversation.updated carries the counters, in every tab; a
-  // message shown meanwhile counts at once (countMessage), so they never lag a reply.
-  function showStats(messages, tokens) {
-    if (typeof messages !== "number") return;
-    root.dataset.messageCount = messages;
-    root.dataset.tokens = tokens || 0;
-    const template = ngettext("%(shown)s message · %(tokens)s tokens",
-      "%(shown)s messages · %(tokens)s tokens", messages);
-    document.getElementById("conv-stats").textContent =
-      format(template, { shown: formatNumber(messages), tokens: formatNumber(tokens || 0) });
+  // "N messages · M tokens" adds up with the messages the page shows: the ones in the list
+  // (a reply being written is one, its tokens counted once it is stored) plus those of the
+  // branch the page leaves out (older ones not loaded, ones a filter hides), which the
+  // server counts (data-hidden-*). Recounted whenever the list changes, so it never lags.
+  const list = document.getElementById("messages");
+  function recount() {
+    let messages = Number(root.dataset.hiddenMessages) || 0;
+    let tokens = Number(root.dataset.hiddenTokens) || 0;
+    let estimated = root.dataset.hiddenEstimated === "1";
+    for (const li of list.querySelectorAll(":scope > li.message")) {
+      messages += 1;
+      tokens += Number(li.dataset.tokens) || 0;
+      if (li.dataset.tokensEstimated === "1") estimated = true;
+    }
+    const template = estimated
+      ? ngettext("%(shown)s message · ≈ %(tokens)s tokens", "%(shown)s messages · ≈ %(tokens)s tokens", messages)
+      : ngettext("%(shown)s message · %(tokens)s tokens", "%(shown)s messages · %(tokens)s tokens", messages);
+    const text = format(template, { shown: formatNumber(messages), tokens: formatNumber(tokens) });
+    const stats = document.getElementById("conv-stats");
+    if (stats.textContent !== text) stats.textContent = text;
   }
-  const counted = new Set();
-  function countMessage(message, { known = false } = {}) {
-    if (counted.has(message.id)) return;
-    counted.add(message.id);
-    if (known) return;
-    showStats(Number(root.dataset.messageCount) + 1, Number(root.dataset.tokens) + (message.tokens_used || 0));
-  }
-  for (const li of document.querySelectorAll("#messages li.message[data-id]")) counted.add(li.dataset.id);
+  let queued = false;
+  const schedule = () => {
+    if (queued) return;
+    queued = true;
+    queueMicrotask(() => { queued = false; recount(); });
+  };
+  new MutationObserver(schedule).observe(list, { childList: true });
+  new MutationObserver(schedule).observe(list, {
+    subtree: true, attributes: true, attributeFilter: ["data-tokens", "data-tokens-estimated"],
+  });
+  new MutationObserver(schedule).observe(root, {
+    attributes: true, attributeFilter: ["data-hidden-messages", "data-hidden-tokens", "data-hidden-estimated"],
+  });
+  schedule();
 
   // The panel shows the summary's Markdown as the server renders (and sanitizes) it.
   let shownSummary = null;
@@ -252,5 +267,5 @@ export function initHeader(root, conversationId) {
     if (event.target.closest("a")) document.getElementById("export-dialog").close();
   });
 
-  return { updateHeader, countMessage };
+  return { updateHeader };
 }
