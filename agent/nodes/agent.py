@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -36,6 +36,7 @@ from agent.tokens import (
     message_text,
     update_calibration,
 )
+from agent.tool_echo import ToolEchoFilter, failures_of_turn
 from agent.tools import tool_schemas_json, tools_for
 
 DOCUMENT_CHARS = 1500
@@ -172,6 +173,7 @@ async def stream_model(
     llm: BaseChatModel,
     prompt: list[BaseMessage],
     tools: Sequence[BaseTool],
+    emit: Callable[[str], None] = emit_text,
     *,
     timeouts: StreamTimeouts | None = None,
 ) -> AIMessage:
@@ -182,7 +184,7 @@ async def stream_model(
     A `ChatOpenAI` is read without per-token LangChain objects (agent/openai_stream.py);
     any other chat model (the offline one, a test's) through its own `astream`.
     """
-    text_stream = TextStream(emit_text)
+    text_stream = TextStream(emit)
     try:
         message = await _stream_raw(llm, prompt, tools, text_stream, timeouts)
     finally:
@@ -216,19 +218,22 @@ async def _stream_raw(
 
 
 async def stream_without_refused_tools(
-    context: AgentContext, prompt: list[BaseMessage], tools: Sequence[BaseTool]
+    context: AgentContext,
+    prompt: list[BaseMessage],
+    tools: Sequence[BaseTool],
+    emit: Callable[[str], None] = emit_text,
 ) -> AIMessage:
     """Call the model; if its server refuses the request because of the tools, answer
     without them, and remember not to send them to that model again."""
     timeouts = StreamTimeouts(context.config.first_byte_timeout, context.config.idle_timeout)
     try:
-        return await stream_model(context.llm, prompt, tools, timeouts=timeouts)
+        return await stream_model(context.llm, prompt, tools, emit, timeouts=timeouts)
     except REFUSALS as exc:
         if not tools:
             raise
         refused = exc
     try:
-        response = await stream_model(context.llm, prompt, [], timeouts=timeouts)
+        response = await stream_model(context.llm, prompt, [], emit, timeouts=timeouts)
     except Exception:
         raise refused from None  # not the tools: the first error is the one to report
     mark_no_tools(context.config)
@@ -286,7 +291,13 @@ async def agent(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, 
         emit_step("generate.final", round=iterations + 1)
     else:
         emit_step("generate.answer" if iterations == 0 else "generate.again", round=iterations + 1)
-    response = await stream_without_refused_tools(context, prompt, tools)
+    # A failed tool's words were written for the model: people never read a repeat of them.
+    failures = failures_of_turn(messages)
+    echo = ToolEchoFilter(failures, language, emit_text) if failures else None
+    response = await stream_without_refused_tools(context, prompt, tools, echo or emit_text)
+    if echo is not None:
+        echo.close()
+        response = echo.applied_to(response)
     actual = (response.usage_metadata or {}).get("input_tokens") or None
     ledger = {**ledger, "actual_input_tokens": actual}
     update: dict[str, Any] = {

@@ -197,6 +197,13 @@ document.getElementById("project-list").addEventListener("click", async (event) 
 updateSelection();
 
 // Import: this app's export opens the new conversation; another app's file lists what came.
+// A refusal is said in people's words: the API's message names the field at fault, for
+// developers, in English.
+const IMPORT_REFUSALS = {
+  invalid_import: () => _("This file cannot be imported: it is not an export this site can read, or part of it is damaged."),
+  too_long: () => _("This file is too large to import."),
+  rate_limited: () => _("Too many requests at once; wait a moment and try again."),
+};
 const importFile = document.getElementById("import-file");
 if (importFile) {
   importFile.addEventListener("change", async () => {
@@ -210,7 +217,7 @@ if (importFile) {
       toast(format(ngettext("Imported %(n)s conversation.", "Imported %(n)s conversations.", items.length), { n: items.length }));
       setTimeout(() => window.location.reload(), 800);
     } catch (error) {
-      toast(error.message || _("The import failed."), { error: true });
+      toast((IMPORT_REFUSALS[error.code] || (() => _("The import failed.")))(), { error: true });
     } finally {
       importFile.value = "";
     }
