@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import weakref
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, TypedDict
 
 import aiosqlite
+import psycopg
 from langchain_core.messages import (
     AIMessage,
     BaseMessage,
@@ -24,15 +26,33 @@ from agent.graph import get_graph, thread_config
 from agent.tokens import message_text
 
 POOL_MAX_SIZE = 10
+POOL_MIN_SIZE = 1
+# PostgreSQL out of reach: a checkpoint read waits this long for a connection (psycopg's
+# default is 30 s), a connection attempt this long; a pool that gave up reconnecting
+# tries again when asked.
+POOL_TIMEOUT_SECONDS = 5.0
+CONNECT_TIMEOUT_SECONDS = 3
+RECONNECT_TIMEOUT_SECONDS = 5.0
+# Its connections, as pg_stat_activity names them.
+APPLICATION_NAME = "chat-checkpoints"
+# Serializes setup() across processes: two running it at once on a new database both
+# insert the same migration versions (UniqueViolation on checkpoint_migrations).
+SETUP_LOCK_KEY = 0x63686B70  # "chkp"
+SETUP_LOCK_POLL_SECONDS = 0.05
 # A checkpoint id no thread holds: a run from it starts with empty memory (a branch whose
 # first message is new, e.g. an edited first message). LangGraph loads no checkpoint for
 # it and starts fresh, on the same thread.
 EMPTY_CHECKPOINT_ID = "00000000-0000-0000-0000-000000000000"
 
 # A saver and its connections belong to the loop that opened them (used from another
-# loop they hang), so the cache is keyed by the running loop.
+# loop they hang), so the cache is keyed by the running loop; its lock makes the replies
+# that start together on a fresh process wait for one saver instead of opening one each.
 _SAVERS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, BaseCheckpointSaver]]
 _SAVERS = weakref.WeakKeyDictionary()
+_OPENING: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock]
+_OPENING = weakref.WeakKeyDictionary()
+# Databases whose checkpoint tables this process has set up (any loop): not again.
+_SET_UP: set[str] = set()
 
 
 class PooledPostgresSaver(AsyncPostgresSaver):
@@ -63,6 +83,16 @@ class ThreadMemory(TypedDict):
     ledger: dict[str, Any]
 
 
+def is_checkpoint_error(error: BaseException | None) -> bool:
+    """Say whether `error` came from the checkpoint database (PostgreSQL or SQLite), or
+    from what it was raised from."""
+    while error is not None:
+        if isinstance(error, psycopg.Error | sqlite3.Error):
+            return True
+        error = error.__cause__
+    return False
+
+
 def is_postgres_url(url: str) -> bool:
     """Say whether `url` names a PostgreSQL database."""
     return url.startswith(("postgres://", "postgresql://"))
@@ -78,14 +108,26 @@ def sqlite_path(url: str) -> str:
 
 
 async def open_checkpointer(database_url: str) -> BaseCheckpointSaver:
-    """Open and set up a saver for `database_url` (call inside the loop that will use it)."""
+    """Open and set up a saver for `database_url` (call inside the loop that will use it).
+
+    Its own pool (up to POOL_MAX_SIZE connections) on PostgreSQL: callers keep one per
+    process and loop (`get_checkpointer`) or close it when done.
+    """
     if is_postgres_url(database_url):
         pool = AsyncConnectionPool(
             database_url,
             open=False,
+            min_size=POOL_MIN_SIZE,
             max_size=POOL_MAX_SIZE,
+            timeout=POOL_TIMEOUT_SECONDS,
+            reconnect_timeout=RECONNECT_TIMEOUT_SECONDS,
             check=AsyncConnectionPool.check_connection,
-            kwargs={"autocommit": True, "prepare_threshold": 0},
+            kwargs={
+                "autocommit": True,
+                "prepare_threshold": 0,
+                "connect_timeout": CONNECT_TIMEOUT_SECONDS,
+                "application_name": APPLICATION_NAME,
+            },
         )
         await pool.open()
         saver: BaseCheckpointSaver = PooledPostgresSaver(pool)
@@ -100,8 +142,45 @@ async def open_checkpointer(database_url: str) -> BaseCheckpointSaver:
         connection = await connection
         await connection.execute("PRAGMA journal_mode=WAL")
         saver = AsyncSqliteSaver(connection)
-    await saver.setup()  # type: ignore[attr-defined]
+    try:
+        await _set_up(saver, database_url)
+    except BaseException:
+        await close_checkpointer(saver)  # a failed open leaves no pool behind
+        raise
     return saver
+
+
+async def _set_up(saver: BaseCheckpointSaver, database_url: str) -> None:
+    """Create or migrate the checkpoint tables: on PostgreSQL once per process and
+    database, under an advisory lock, so that processes starting together take turns
+    (SQLite's setup is local and cheap, and a `:memory:` database is new every time)."""
+    if not isinstance(saver, AsyncPostgresSaver):
+        await saver.setup()  # type: ignore[attr-defined]
+        return
+    if database_url in _SET_UP:
+        return
+    async with saver.conn.connection() as conn:  # type: ignore[union-attr]
+        # Polled, not waited for in a statement: setup() runs CREATE INDEX CONCURRENTLY,
+        # which waits for every running statement, a waiting pg_advisory_lock included
+        # (the two processes would wait for each other forever).
+        while not await _try_lock(conn):  # noqa: ASYNC110 (another process holds it)
+            await asyncio.sleep(SETUP_LOCK_POLL_SECONDS)
+        try:
+            await saver.setup()
+        finally:
+            await conn.execute("SELECT pg_advisory_unlock(%s)", (SETUP_LOCK_KEY,))
+    _SET_UP.add(database_url)
+
+
+async def _try_lock(conn: Any) -> bool:
+    cursor = await conn.execute("SELECT pg_try_advisory_lock(%s)", (SETUP_LOCK_KEY,))
+    row = await cursor.fetchone()
+    return bool(row and row[0])
+
+
+def forget_setup() -> None:
+    """Forget which databases were set up (tests: as a process that just started)."""
+    _SET_UP.clear()
 
 
 async def close_checkpointer(saver: BaseCheckpointSaver) -> None:
@@ -112,11 +191,18 @@ async def close_checkpointer(saver: BaseCheckpointSaver) -> None:
 
 
 async def get_checkpointer(database_url: str) -> BaseCheckpointSaver:
-    """Return this event loop's saver for `database_url`, opening it on first use."""
-    savers = _SAVERS.setdefault(asyncio.get_running_loop(), {})
-    if database_url not in savers:
-        savers[database_url] = await open_checkpointer(database_url)
-    return savers[database_url]
+    """Return this event loop's saver for `database_url`, opening it on first use (once,
+    however many callers ask at the same moment)."""
+    loop = asyncio.get_running_loop()
+    savers = _SAVERS.setdefault(loop, {})
+    saver = savers.get(database_url)
+    if saver is not None:
+        return saver
+    async with _OPENING.setdefault(loop, asyncio.Lock()):
+        saver = savers.get(database_url)
+        if saver is None:
+            saver = savers[database_url] = await open_checkpointer(database_url)
+    return saver
 
 
 async def close_checkpointers() -> None:

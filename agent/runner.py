@@ -28,7 +28,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from agent.checkpoint import record_exchange
+from agent.checkpoint import is_checkpoint_error, record_exchange
 from agent.config import AgentConfig
 from agent.events import (
     AgentEvent,
@@ -156,6 +156,11 @@ class Turn:
         self._task: asyncio.Task[None] | None = None
 
     @property
+    def error(self) -> BaseException | None:
+        """Return what ended the turn in an error (None otherwise)."""
+        return self._error
+
+    @property
     def text(self) -> str:
         """Return the reply text streamed so far (after the continued reply's, if any)."""
         return "".join(self._text)
@@ -260,6 +265,8 @@ class Turn:
         error = self._error
         if isinstance(error, ModelStreamError):
             fields = step(error.code, **error.params)
+        elif is_checkpoint_error(error):  # the thread's checkpoints, not the model
+            fields = step("memory.unreachable")
         else:  # the server refused, could not be reached, or the graph failed
             fields = step("model.failed")
         self._parts.append({"type": "thinking", **fields})

@@ -183,6 +183,10 @@ STEPS: dict[str, Step] = {
         ),
         count="seconds",
     ),
+    # …or the conversation's memory (its checkpoints, the database) failed, not the model
+    "memory.unreachable": _step(
+        "generate", _("The conversation's memory could not be reached, so the answer stops here")
+    ),
     # tool calls and results: "tool.<name>.call|done|failed" (from TOOL_WORDS, below)
     # tool failures with a reason the person should hear (raised as ToolFailed)
     "calculator.division_by_zero": _step("tool_result", _("The calculator cannot divide by zero")),
@@ -224,8 +228,9 @@ for _name, _words in {**TOOL_WORDS, OTHER_TOOL: OTHER_TOOL_WORDS}.items():
     STEPS[f"tool.{_name}.failed"] = Step("tool_result", _words[2])
 
 CODES = tuple(STEPS)
-# The steps that say why a reply failed (its finish note shows the last one).
-MODEL_FAULTS = tuple(code for code in STEPS if code.startswith("model."))
+# The steps that say why a reply failed (its finish note shows the last one): the model
+# server's, and the one that is not the model's.
+MODEL_FAULTS = (*(code for code in STEPS if code.startswith("model.")), "memory.unreachable")
 _PLACEHOLDER = re.compile(r"%\((\w+)\)s")
 
 
@@ -273,6 +278,11 @@ def fill(template: str, params: Mapping[str, Any]) -> str:
 def describe(code: str, params: Mapping[str, Any]) -> str:
     """Return the English sentence of a step."""
     return fill(words(code, params), params)
+
+
+def thinking_step(code: str, **params: Any) -> dict[str, Any]:
+    """Return a step as a `thinking` event, which is also how a reply's parts keep it."""
+    return {"type": "thinking", **step(code, **params)}
 
 
 def step(code: str, **params: Any) -> dict[str, Any]:

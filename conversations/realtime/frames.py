@@ -15,8 +15,17 @@ from pydantic import Field, TypeAdapter
 from core.schemas import Input, Text
 
 AttachmentId = Annotated[Text, Field(min_length=1, max_length=100)]
+# `unavailable`: the reply failed because the conversation's memory (its checkpoints, the
+# database) could not be reached; try again later. `llm_unavailable`: the model failed.
 ErrorCode = Literal[
-    "invalid", "too_long", "rate_limited", "busy", "llm_unavailable", "not_found", "sensitive"
+    "invalid",
+    "too_long",
+    "rate_limited",
+    "busy",
+    "llm_unavailable",
+    "unavailable",
+    "not_found",
+    "sensitive",
 ]
 
 # Frame sizes. Daphne, like most websocket clients (python-websockets, gorilla), refuses a

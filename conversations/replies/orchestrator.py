@@ -19,14 +19,17 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from django.conf import settings
+from django.utils.translation import gettext as _
 
 from agent.events import AgentEvent, FinishedEvent
 from agent.runner import Turn
+from agent.steps import thinking_step
 from conversations.attachments import clean_ids as clean_attachment_ids
 from core import rls, sensitive
 from core.db_async import db_async
 from core.errors import Invalid, NotFound, SensitiveInfo, TooLarge
 from core.llm_catalog import acheck_model
+from core.outages import is_database_error
 
 from .. import agent_service, events, summaries, titles
 from ..models import Conversation, Message, ReplyRun
@@ -292,6 +295,8 @@ class ReplyRunner:
         self.finishing = False
         self.deleted = False
         self.task: asyncio.Task[None] | None = None
+        self.failure: BaseException | None = None  # what failed the run outside the turn
+        self.fault: dict[str, Any] | None = None  # the step saying so, kept on the reply
 
     def _post(
         self, frame: Any, append: progress.Append | None, on_sent: Callable[[], None] | None
@@ -374,8 +379,12 @@ class ReplyRunner:
                 "stop": Message.FinishReason.STOPPED,
                 "deleted": Message.FinishReason.STOPPED,
             }.get(self.why or "", Message.FinishReason.INTERRUPTED)
-        except Exception:
+        except Exception as exc:
+            self.failure = exc
             logger.exception("reply %s failed", self.run_id)
+            if is_database_error(exc):  # before the turn began: say why on the reply
+                self.fault = thinking_step("memory.unreachable")
+                self._relay(self.fault)  # type: ignore[arg-type]
         finally:
             self.finishing = True
             self.coalescer.flush()  # the last chunk leaves before the stored reply is announced
@@ -390,7 +399,8 @@ class ReplyRunner:
             self.coalescer.post(events.sources(run_id=self.run_id, items=event["items"]))
 
     def _reply(self, finished: FinishedEvent | None, reason: str) -> store.Reply:
-        fields: dict[str, Any] = {"parts": [], "model": "", "tokens_used": None, "metadata": {}}
+        parts = [self.fault] if self.fault else []
+        fields: dict[str, Any] = {"parts": parts, "model": "", "tokens_used": None, "metadata": {}}
         if finished is not None:
             fields = agent_service.reply_fields(finished, continues=self.claimed.continues)
         # What the sockets were sent is what the user saw: that text is the reply.
@@ -458,7 +468,15 @@ class ReplyRunner:
     async def _notify_error(self) -> None:
         if self.on_error is None:
             return
+        failure = self.failure or (self.turn.error if self.turn is not None else None)
+        if is_database_error(failure):  # its checkpoints or rows: not the model's fault
+            frame = events.error(
+                "unavailable",
+                _("The conversation's memory could not be reached; try again in a moment."),
+            )
+        else:
+            frame = events.error("llm_unavailable", "The model did not answer.")
         try:
-            await self.on_error(events.error("llm_unavailable", "The model did not answer."))
+            await self.on_error(frame)
         except Exception:
             logger.debug("the socket that asked for %s is gone", self.run_id)

@@ -29,6 +29,7 @@ export const STEPS = {
   "model.cut_off": () => _("The model server ended the answer before it was finished"),
   "model.timed_out": (p) => ngettext("The model server did not answer within %(seconds)s second", "The model server did not answer within %(seconds)s seconds", Number(p["seconds"]) || 0),
   "model.stalled": (p) => ngettext("The model server sent nothing for %(seconds)s second, so the answer stops here", "The model server sent nothing for %(seconds)s seconds, so the answer stops here", Number(p["seconds"]) || 0),
+  "memory.unreachable": () => _("The conversation's memory could not be reached, so the answer stops here"),
   "calculator.division_by_zero": () => _("The calculator cannot divide by zero"),
   "calculator.too_large": () => _("The result is too large for the calculator"),
   "calculator.not_real": () => _("The result is not a real number"),

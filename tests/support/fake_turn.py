@@ -26,6 +26,7 @@ class FakeTurn:
     finished: dict[str, Any] | None = None
     discarded: bool = False
     text: str = ""
+    error: BaseException | None = None  # Turn.error: a failed fake turn is the model's fault
 
     def discard(self) -> None:
         self.discarded = True
