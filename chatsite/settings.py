@@ -124,6 +124,13 @@ if _db["ENGINE"] == "django.db.backends.postgresql":
     # (after DB_RECONNECT_SECONDS) tries again on the next request, so it recovers at once.
     _db["OPTIONS"] = {
         "connect_timeout": int(os.environ.get("DB_CONNECT_TIMEOUT", 3)),
+        # A server that silently stops answering (packets dropped, not refused) fails a
+        # query within this many ms instead of TCP's ~15 minutes of retransmissions.
+        "tcp_user_timeout": int(os.environ.get("DB_TCP_USER_TIMEOUT_MS", 10_000)),
+        "keepalives": 1,
+        "keepalives_idle": 30,
+        "keepalives_interval": 5,
+        "keepalives_count": 3,
         "pool": {
             "min_size": 1,
             "max_size": int(os.environ.get("DB_POOL_SIZE", 20)),

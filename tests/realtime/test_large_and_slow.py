@@ -27,7 +27,9 @@ from tests.support.seed import add_message
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-HUGE_REPLY = "".join(f"line {i:06d} of a very long answer.\n" for i in range(40_000))  # 1.4 MB
+# 1.5 MB of mostly distinct words: its full-text vector alone would be over PostgreSQL's
+# 1 MiB tsvector limit (migration 0011 bounds it), and no frame may carry it whole.
+HUGE_REPLY = "".join(f"line {i:06d} k{i * 7:07d} v{i * 13:07d} end.\n" for i in range(40_000))
 
 
 def _responder(body):
