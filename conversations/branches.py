@@ -67,14 +67,14 @@ def count_branch(conversation: Conversation, *, leaving_out: Iterable[Any] = ())
     if not path:
         return Counts()
     estimated = ExpressionWrapper(TOKENS_ESTIMATED_Q, output_field=BooleanField())
-    rows = conversation.messages.order_by().annotate(estimated=estimated).values_list(
-        "pk", "tokens_used", "estimated"
+    rows = (
+        conversation.messages.order_by()
+        .annotate(estimated=estimated)
+        .values_list("pk", "tokens_used", "estimated")
     )
     figures = {pk: (tokens, bool(guess)) for pk, tokens, guess in rows}
     counted = [figures[pk] for pk in path if pk in figures]
-    return Counts(
-        len(counted), sum(t for t, _ in counted), any(guess for _, guess in counted)
-    )
+    return Counts(len(counted), sum(t for t, _ in counted), any(guess for _, guess in counted))
 
 
 def list_messages(

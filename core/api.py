@@ -20,7 +20,7 @@ from ninja.security import APIKeyCookie
 from ninja.utils import check_csrf
 
 from . import schemas
-from .errors import RateLimited, SensitiveInfo, ServiceError
+from .errors import RateLimited, SensitiveInfo, ServiceError, error_response
 from .outages import outage_of
 from .unavailable import unavailable_response
 
@@ -55,18 +55,6 @@ class SessionAuth(APIKeyCookie):
         if request.method not in SAFE_METHODS and check_csrf(request) is not None:
             raise HttpError(403, "CSRF check failed: send the X-CSRFToken header.")
         return user
-
-
-def error_response(status: int, code: str, message: str, **headers: str) -> JsonResponse:
-    """Answer with SPEC's error shape."""
-    response = JsonResponse(
-        {"error": {"code": code, "message": message}},
-        status=status,
-        json_dumps_params={"ensure_ascii": False},
-    )
-    for name, value in headers.items():
-        response[name] = value
-    return response
 
 
 class BodyParser(Parser):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from django.http import JsonResponse
+
 
 class ServiceError(Exception):
     """A request that cannot be carried out; nothing was changed."""
@@ -66,3 +68,15 @@ class LlmUnavailable(ServiceError):
 
     code = "llm_unavailable"
     status = 503
+
+
+def error_response(status: int, code: str, message: str, **headers: str) -> JsonResponse:
+    """Answer with SPEC's error shape."""
+    response = JsonResponse(
+        {"error": {"code": code, "message": message}},
+        status=status,
+        json_dumps_params={"ensure_ascii": False},
+    )
+    for name, value in headers.items():
+        response[name] = value
+    return response

@@ -24,6 +24,7 @@ from django.template.loader import render_to_string
 from django.utils.decorators import sync_and_async_middleware
 from django.utils.translation import gettext as _
 
+from .errors import error_response
 from .outages import Outage, outage_of
 
 CLOSE_TRY_AGAIN_LATER = 1013
@@ -39,8 +40,6 @@ def wants_json(request: HttpRequest) -> bool:
 
 def unavailable_response(request: HttpRequest, outage: Outage) -> HttpResponse:
     """Answer 503: JSON in SPEC's error shape for API clients, a plain page for browsers."""
-    from .api import error_response
-
     message = _("%(service)s cannot be reached right now; try again in a few seconds.") % {
         "service": outage.name
     }

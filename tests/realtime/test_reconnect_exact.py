@@ -90,9 +90,12 @@ async def _round(
                     tally.repeats.append(f"text {len(text)}, next token at {frame['index']}")
                     text = text[: frame["index"]]
                 text += frame["text"]
-            elif frame["type"] == "generation.finished" and frame["run_id"] == run_id:
-                if text != frame["message"]["content"] or text != REPLY:
-                    tally.wrong_text.append(f"{conversation_id}: stitched text differs")
+            elif (
+                frame["type"] == "generation.finished"
+                and frame["run_id"] == run_id
+                and (text != frame["message"]["content"] or text != REPLY)
+            ):
+                tally.wrong_text.append(f"{conversation_id}: stitched text differs")
     tally.rounds += 1
 
 
