@@ -1,29 +1,21 @@
-"""Checkpointers (PostgreSQL or SQLite), one per event loop, and thread helpers."""
+"""Checkpointers (PostgreSQL or SQLite), one per event loop (threads: agent/threads.py)."""
 
 from __future__ import annotations
 
 import asyncio
 import sqlite3
 import weakref
+from collections.abc import Sequence
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any
 
 import aiosqlite
 import psycopg
-from langchain_core.messages import (
-    AIMessage,
-    BaseMessage,
-    HumanMessage,
-    RemoveMessage,
-)
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from psycopg_pool import AsyncConnectionPool
-
-from agent.graph import get_graph, thread_config
-from agent.tokens import message_text
 
 POOL_MAX_SIZE = 10
 POOL_MIN_SIZE = 1
@@ -55,6 +47,34 @@ _OPENING = weakref.WeakKeyDictionary()
 _SET_UP: set[str] = set()
 
 
+class PrunableSqliteSaver(AsyncSqliteSaver):
+    """An AsyncSqliteSaver that prunes a thread to its latest checkpoint, as the
+    PostgreSQL saver does (the SQLite one has no `aprune`)."""
+
+    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        """Keep each thread's latest checkpoint per namespace and its writes, or ("delete")
+        nothing of the threads."""
+        if strategy == "delete":
+            for thread_id in thread_ids:
+                await self.adelete_thread(thread_id)
+            return
+        async with self.lock, self.conn.cursor() as cur:
+            for thread_id in thread_ids:
+                await cur.execute(_SQLITE_PRUNE_CHECKPOINTS, (str(thread_id),) * 2)
+                await cur.execute(_SQLITE_PRUNE_WRITES, (str(thread_id),) * 2)
+            await self.conn.commit()
+
+
+_SQLITE_PRUNE_CHECKPOINTS = """
+DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_id NOT IN (
+    SELECT MAX(checkpoint_id) FROM checkpoints WHERE thread_id = ? GROUP BY checkpoint_ns
+)"""
+_SQLITE_PRUNE_WRITES = """
+DELETE FROM writes WHERE thread_id = ? AND checkpoint_id NOT IN (
+    SELECT checkpoint_id FROM checkpoints WHERE thread_id = ?
+)"""
+
+
 class PooledPostgresSaver(AsyncPostgresSaver):
     """An AsyncPostgresSaver whose operations run side by side on its pool's connections.
 
@@ -66,21 +86,6 @@ class PooledPostgresSaver(AsyncPostgresSaver):
     def __init__(self, pool: AsyncConnectionPool) -> None:
         super().__init__(pool)  # type: ignore[arg-type]
         self.lock = nullcontext()  # type: ignore[assignment]
-
-
-class ThreadMessage(TypedDict):
-    id: str
-    role: str
-    content: str
-
-
-class ThreadMemory(TypedDict):
-    thread_id: str
-    summaries: list[str]
-    messages: list[ThreadMessage]
-    message_ids: list[str]
-    calibration: float
-    ledger: dict[str, Any]
 
 
 def is_checkpoint_error(error: BaseException | None) -> bool:
@@ -141,7 +146,7 @@ async def open_checkpointer(database_url: str) -> BaseCheckpointSaver:
         connection._thread.daemon = True
         connection = await connection
         await connection.execute("PRAGMA journal_mode=WAL")
-        saver = AsyncSqliteSaver(connection)
+        saver = PrunableSqliteSaver(connection)
     try:
         await _set_up(saver, database_url)
     except BaseException:
@@ -212,156 +217,48 @@ async def close_checkpointers() -> None:
         await close_checkpointer(saver)
 
 
-def _role(message: BaseMessage) -> str:
-    """Return the chat role of a stored message."""
-    return {"human": "user", "ai": "assistant"}.get(message.type, message.type)
+# Threads holding more than one checkpoint, in id order after a given one (a pruning pass
+# resumes where it stopped), and the bytes all threads' checkpoints take.
+_PG_UNPRUNED = """SELECT thread_id FROM checkpoints WHERE thread_id > %s
+GROUP BY thread_id HAVING count(*) > 1 ORDER BY thread_id LIMIT %s"""
+_SQLITE_UNPRUNED = """SELECT thread_id FROM checkpoints WHERE thread_id > ?
+GROUP BY thread_id HAVING count(*) > 1 ORDER BY thread_id LIMIT ?"""
+_PG_BYTES = """SELECT
+ (SELECT coalesce(sum(octet_length(checkpoint::text) + octet_length(metadata::text)), 0)
+    FROM checkpoints)
+ + (SELECT coalesce(sum(octet_length(blob)), 0) FROM checkpoint_blobs)
+ + (SELECT coalesce(sum(octet_length(blob)), 0) FROM checkpoint_writes)"""
+_SQLITE_BYTES = """SELECT
+ (SELECT coalesce(sum(length(checkpoint) + length(metadata)), 0) FROM checkpoints)
+ + (SELECT coalesce(sum(length(value)), 0) FROM writes)"""
+_PG_THREADS = "SELECT DISTINCT thread_id FROM checkpoints"
+_SQLITE_THREADS = "SELECT DISTINCT thread_id FROM checkpoints"
 
 
-async def read_thread(
-    saver: BaseCheckpointSaver, thread_id: str, checkpoint_id: str | None = None
-) -> ThreadMemory | None:
-    """Return what the agent remembers of a thread, at its latest checkpoint or at
-    `checkpoint_id` (a branch); None when it has no state."""
-    config = thread_config(thread_id, checkpoint_id=checkpoint_id)
-    snapshot = await get_graph(saver).aget_state(config)
-    values = snapshot.values or {}
-    if not values:
-        return None
-    messages: list[BaseMessage] = values.get("messages", [])
-    return {
-        "thread_id": thread_id,
-        "summaries": list(values.get("summaries", [])),
-        "messages": [
-            {"id": m.id or "", "role": _role(m), "content": message_text(m)} for m in messages
-        ],
-        "message_ids": [m.id for m in messages if m.id],
-        "calibration": float(values.get("calibration", 1.0)),
-        "ledger": dict(values.get("ledger", {})),
-    }
+async def _fetch(saver: BaseCheckpointSaver, postgres: str, sqlite: str, *params: Any) -> list:
+    """Run one read on the saver's own connection(s) and return its rows."""
+    if isinstance(saver, AsyncPostgresSaver):
+        async with saver.conn.connection() as conn:  # type: ignore[union-attr]
+            cursor = await conn.execute(postgres, params)
+            return list(await cursor.fetchall())
+    async with saver.conn.execute(sqlite, params) as cursor:  # type: ignore[attr-defined]
+        return list(await cursor.fetchall())
 
 
-async def record_exchange(
-    saver: BaseCheckpointSaver,
-    thread_id: str,
-    *,
-    user_message_id: str,
-    user_text: str,
-    reply_id: str,
-    reply_text: str,
-    finish_reason: str,
-    base_checkpoint_id: str | None = None,
-    replaces: str | None = None,
-    seed: list[BaseMessage] | None = None,
-) -> str:
-    """Put a user message and its (partial) reply into a thread, once (ids deduplicate).
-
-    A turn saves its checkpoint when it ends; a process that died mid-turn saved
-    nothing, so whoever finishes that turn records what the user said and saw. It goes
-    on top of `base_checkpoint_id` (the branch the turn ran on; None: the latest), after
-    `seed` (a branch the thread never held); `replaces` is a cut-off reply this one
-    continued. Returns the new checkpoint's id.
-    """
-    messages: list[BaseMessage] = [*(seed or [])]
-    messages.append(HumanMessage(id=user_message_id, content=user_text))
-    config = thread_config(thread_id, checkpoint_id=base_checkpoint_id)
-    graph = get_graph(saver)
-    if replaces:
-        held = (await graph.aget_state(config)).values.get("messages", [])
-        if any(m.id == replaces for m in [*held, *messages]):
-            messages.append(RemoveMessage(id=replaces))
-    if reply_text:
-        metadata = {"finish_reason": finish_reason}
-        messages.append(AIMessage(id=reply_id, content=reply_text, response_metadata=metadata))
-    written = await graph.aupdate_state(config, {"messages": messages}, as_node="agent")
-    return str(written["configurable"]["checkpoint_id"])
+async def unpruned_threads(
+    saver: BaseCheckpointSaver, *, after: str = "", limit: int = 100
+) -> list[str]:
+    """Return up to `limit` ids of threads holding more than one checkpoint, after `after`."""
+    rows = await _fetch(saver, _PG_UNPRUNED, _SQLITE_UNPRUNED, after, limit)
+    return [str(row[0]) for row in rows]
 
 
-async def delete_thread(saver: BaseCheckpointSaver, thread_id: str) -> None:
-    """Delete every checkpoint of a thread."""
-    await saver.adelete_thread(thread_id)
+async def all_threads(saver: BaseCheckpointSaver) -> list[str]:
+    """Return the id of every thread that holds a checkpoint."""
+    return [str(row[0]) for row in await _fetch(saver, _PG_THREADS, _SQLITE_THREADS)]
 
 
-async def _oldest_holding(
-    saver: BaseCheckpointSaver, thread_id: str, message_id: str
-) -> tuple[dict[str, Any], dict[str, Any]] | None:
-    """Return (config, values) of the oldest checkpoint holding `message_id`, if any.
-
-    That is where the message was added: its summaries fold only older messages, so
-    nothing in it was said later. Checkpoints are listed newest first, every branch.
-    """
-    found: tuple[dict[str, Any], dict[str, Any]] | None = None
-    async for snapshot in get_graph(saver).aget_state_history(thread_config(thread_id)):
-        messages = (snapshot.values or {}).get("messages", [])
-        if any(m.id == message_id for m in messages):
-            found = (snapshot.config, snapshot.values)
-    return found
-
-
-def _cut_after(messages: list[BaseMessage], message_id: str) -> list[BaseMessage]:
-    """Return the messages after `message_id` (the ones a branch point leaves out)."""
-    ids = [m.id for m in messages]
-    return messages[ids.index(message_id) + 1 :]
-
-
-async def branch_point(saver: BaseCheckpointSaver, thread_id: str, message_id: str) -> str:
-    """Return a checkpoint whose memory ends right after `message_id` (written if needed).
-
-    For a message whose own checkpoint is not known (a user message, a conversation
-    from before branches). Raises LookupError when the thread never held the message.
-    """
-    latest = await get_graph(saver).aget_state(thread_config(thread_id))
-    held = (latest.values or {}).get("messages", [])
-    if held and held[-1].id == message_id:  # a conversation from before branches
-        return str(latest.config["configurable"]["checkpoint_id"])
-    found = await _oldest_holding(saver, thread_id, message_id)
-    if found is None:
-        raise LookupError(f"message {message_id} not found in thread {thread_id}")
-    config, values = found
-    later = _cut_after(list(values.get("messages", [])), message_id)
-    if not later:
-        return str(config["configurable"]["checkpoint_id"])
-    removals = [RemoveMessage(id=m.id) for m in later if m.id]
-    written = await get_graph(saver).aupdate_state(config, {"messages": removals}, as_node="agent")
-    return str(written["configurable"]["checkpoint_id"])
-
-
-async def copy_thread(
-    saver: BaseCheckpointSaver,
-    source_thread_id: str,
-    target_thread_id: str,
-    up_to_message_id: str,
-    checkpoint_id: str | None = None,
-) -> ThreadMemory:
-    """Start `target` with the memory `source` had right after `up_to_message_id`.
-
-    From `checkpoint_id` when the message's own checkpoint is known, else from the oldest
-    checkpoint holding the message, cut right after it. Replaces any target state.
-    Raises LookupError when the source thread never held that message.
-    """
-    graph = get_graph(saver)
-    chosen: dict[str, Any] | None = None
-    if checkpoint_id:
-        snapshot = await graph.aget_state(
-            thread_config(source_thread_id, checkpoint_id=checkpoint_id)
-        )
-        if snapshot.values and any(
-            m.id == up_to_message_id for m in snapshot.values.get("messages", [])
-        ):
-            chosen = snapshot.values
-    if chosen is None:
-        found = await _oldest_holding(saver, source_thread_id, up_to_message_id)
-        if found is None:
-            raise LookupError(f"message {up_to_message_id} not found in thread {source_thread_id}")
-        chosen = found[1]
-    kept = list(chosen["messages"])
-    kept = kept[: len(kept) - len(_cut_after(kept, up_to_message_id))]
-    await saver.adelete_thread(target_thread_id)
-    values = {
-        "messages": kept,
-        "summaries": list(chosen.get("summaries", [])),
-        "calibration": chosen.get("calibration", 1.0),
-    }
-    await graph.aupdate_state(thread_config(target_thread_id), values, as_node="agent")
-    memory = await read_thread(saver, target_thread_id)
-    assert memory is not None
-    return memory
+async def stored_bytes(saver: BaseCheckpointSaver) -> int:
+    """Return the bytes every thread's checkpoints, blobs and writes hold (data only)."""
+    rows = await _fetch(saver, _PG_BYTES, _SQLITE_BYTES)
+    return int(rows[0][0] or 0)

@@ -18,13 +18,20 @@ from langgraph.constants import TAG_NOSTREAM
 
 from agent import prompts
 from agent.config import AgentConfig
+from agent.extract import (
+    extract_text,
+    fold_extractively,
+    segment_max_tokens,
+    segment_max_words,
+    split_for_summarizer,
+    summarizer_input_tokens,
+    truncate_to_tokens,
+)
 from agent.llm import ask_model
-from agent.offline import summarize_extractively
 from agent.summary_check import SummaryRefused, refusal
 from agent.tokens import (
     detect_language,
     estimate_message_tokens,
-    estimate_raw_tokens,
     estimate_tokens,
     message_text,
 )
@@ -36,6 +43,8 @@ __all__ = [
     "estimate_message_tokens",
     "estimate_tokens",
     "fold_into_segments",
+    "fold_with_model",
+    "fold_without_model",
     "format_summaries",
     "plan_memory",
     "transcript",
@@ -139,23 +148,6 @@ def _plan_compression(
     return MemoryPlan("compress", list(messages[:cut]), list(messages[cut:]), budget)
 
 
-def segment_max_words(config: AgentConfig) -> int:
-    """Return the word budget of one summary segment."""
-    share = config.compression_target * config.context_window / (config.memory_max_summaries + 1)
-    return int(min(300.0, max(60.0, share)) * 0.75)
-
-
-def truncate_to_tokens(text: str, max_tokens: int) -> str:
-    """Cut `text` so its estimate stays within `max_tokens` (a last-resort cap)."""
-    raw = estimate_raw_tokens(text)
-    if raw <= max_tokens:
-        return text
-    keep = max(0, int(len(text) * max_tokens / raw) - 2)
-    while keep > 0 and estimate_raw_tokens(text[:keep]) + 1 > max_tokens:
-        keep = int(keep * 0.9)
-    return text[:keep].rstrip() + "…"
-
-
 def _system(template: str, language: str, max_words: int) -> SystemMessage:
     """Return a summarizer system message in the conversation's language."""
     name = prompts.LANGUAGE_NAMES[language]
@@ -213,6 +205,8 @@ async def fold_into_segments(
             both = f"{first}\n{second}"
             merged = checked(merged, source=both, stated=both, language=language, replies=[reply])
             new = checked(new, source=lines, stated=said, language=language, replies=[reply])
+            cap = segment_max_tokens(config)
+            merged, new = truncate_to_tokens(merged, cap), truncate_to_tokens(new, cap)
             return [merged, *rest, new], [reply], "merged the two oldest summaries"
     elif overflow and config.summary_overflow != "drop":
         # A window of one segment: fold everything into it.
@@ -223,6 +217,7 @@ async def fold_into_segments(
     text = checked(
         message_text(reply), source=lines, stated=said, language=language, replies=[reply]
     )
+    text = truncate_to_tokens(text, segment_max_tokens(config))
     if overflow:  # seed 001's window: the oldest summary goes
         return (
             [*summaries, text][-config.memory_max_summaries :],
@@ -247,13 +242,53 @@ async def compress_into_one(
     request = prompts.COMPRESS_REQUEST.format(summaries=block, transcript=lines)
     reply = await _summarize(model, system, request)
     stated = "\n".join([*summaries, _user_said(old)])
-    reason = refusal(
-        message_text(reply), source=f"{block}\n{lines}", stated=stated, language=language
+    text = checked(
+        message_text(reply), source=f"{block}\n{lines}", stated=stated, language=language,
+        replies=[reply],
     )
-    if reason is not None:
-        # Over the size threshold the messages cannot stay: keep what the user said,
-        # extracted word for word, instead of a summary that lost or invented facts.
-        text = truncate_to_tokens(summarize_extractively(message_text(system), request), max_tokens)
-        return [text], [reply], f"compressed into one extract (summary refused: {reason})"
-    text = truncate_to_tokens(message_text(reply).strip(), max_tokens)
-    return [text], [reply], "compressed into one summary"
+    return [truncate_to_tokens(text, max_tokens)], [reply], "compressed into one summary"
+
+
+def compress_extractively(
+    summaries: Sequence[str], old: Sequence[BaseMessage], max_tokens: int, language: str
+) -> str:
+    """Return every summary and what the user said in `old` as one segment, no model:
+    each part shortened to an equal share."""
+    share = max_tokens // (len(summaries) + 1)
+    parts = [*(truncate_to_tokens(s, share) for s in summaries)]
+    parts.append(extract_text(old, share, language))
+    return truncate_to_tokens("\n".join(parts), max_tokens)
+
+
+def fold_without_model(
+    plan: MemoryPlan, summaries: list[str], config: AgentConfig, language: str, room: int
+) -> list[str]:
+    """Return the summaries with `plan.old` folded in without the model (bounded).
+
+    `room`: the tokens a compression may leave (its one segment's cap)."""
+    if plan.reason == "count":
+        return fold_extractively(summaries, plan.old, config, language)
+    return [compress_extractively(summaries, plan.old, room, language)]
+
+
+async def fold_with_model(
+    model: BaseChatModel,
+    plan: MemoryPlan,
+    summaries: list[str],
+    config: AgentConfig,
+    language: str,
+    room: int,
+) -> tuple[list[str], list[AIMessage], str]:
+    """Fold `plan.old` into the summaries with the summarizer (raises SummaryRefused or
+    the call's error). Messages beyond what one summarizer request may carry (a rebuilt
+    or imported branch) go in as an extract first; the newest are summarized."""
+    extracted, recent = split_for_summarizer(plan.old, summarizer_input_tokens(config))
+    if extracted:
+        summaries = fold_without_model(
+            MemoryPlan(plan.reason, extracted), summaries, config, language, room
+        )
+    if not recent:  # one message larger than a request: its extract is all there is
+        return summaries, [], "kept what the user said"
+    if plan.reason == "count":
+        return await fold_into_segments(model, summaries, recent, config, language)
+    return await compress_into_one(model, summaries, recent, language, room)

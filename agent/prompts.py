@@ -14,6 +14,12 @@ SUMMARIES_INTRO = {
     "en": "Summaries of the earlier conversation (oldest first):",
 }
 SUMMARY_HEADER = {"ko": "[대화 기록 {n}]", "en": "[Conversation history {n}]"}
+# Heads a summary written without the model (the summarizer refused or failed): the
+# user's own words from the folded messages, shortened.
+EXTRACT_INTRO = {
+    "ko": "(요약 대신 사용자가 한 말을 줄여서 옮김)",
+    "en": "(Instead of a summary: what the user said, shortened)",
+}
 
 # Added to our instructions when the user's memory is on.
 MEMORY_NOTE = """You can remember lasting facts about the user across conversations: when the \

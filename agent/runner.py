@@ -25,10 +25,10 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from agent.checkpoint import is_checkpoint_error, record_exchange
+from agent.checkpoint import is_checkpoint_error
 from agent.config import AgentConfig
 from agent.events import (
     AgentEvent,
@@ -55,6 +55,7 @@ from agent.state import (
     zero_usage,
 )
 from agent.steps import step
+from agent.threads import MemoryStart, prune_thread, record_exchange, run_from, turn_input
 from agent.tokens import estimate_tokens, message_text
 
 logger = logging.getLogger(__name__)
@@ -101,24 +102,21 @@ class Turn:
         section_lookup: SectionLookup | None = None,
         llm: BaseChatModel | None = None,
         summarizer: BaseChatModel | None = None,
-        base_checkpoint_id: str | None = None,
-        seed: list[BaseMessage] | None = None,
+        start: MemoryStart | None = None,
         continues: tuple[str, str] | None = None,
         instructions: str = "",
         images: tuple[tuple[str, str], ...] = (),
         memory: MemoryAccess | None = None,
         recall_messages: MessageRecall | None = None,
     ) -> None:
-        """`base_checkpoint_id`: the branch to run on (None: the thread's latest state);
-        `seed`: messages of a branch the thread never held, put before the user's;
+        """`start`: the memory the turn starts from (None: the thread's latest checkpoint);
         `continues`: (id, text) of a cut-off reply to go on from (user_message_id is
         then the message it answers); `instructions`: the user's own (custom
         instructions, the conversation's system prompt), added to ours; `memory`: the
         user's memories (None: off); `recall_messages`: search of the branch's older
         messages."""
         self.config = config
-        self.base_checkpoint_id = base_checkpoint_id
-        self.seed = list(seed or [])
+        self.start = start
         self.continues = continues
         self.prefix = continues[1] if continues else ""
         self.checkpoint_id = ""
@@ -214,7 +212,7 @@ class Turn:
         )
         run_config = thread_config(
             self.thread_id,
-            checkpoint_id=self.base_checkpoint_id,
+            checkpoint_id=run_from(self.start),
             recursion_limit=recursion_limit(self.config.max_iterations),
         )
         message = HumanMessage(id=self.user_message_id, content=self.user_text)
@@ -229,7 +227,7 @@ class Turn:
         try:
             with collecting(record):
                 async for part in self._graph.astream(
-                    {"messages": [*self.seed, message]},
+                    turn_input(self.start, [message]),
                     run_config,
                     context=context,
                     stream_mode=STREAM_MODES,
@@ -292,7 +290,7 @@ class Turn:
         return []
 
     def _absorb(self, updates: dict[str, Any]) -> None:
-        """Keep what the runner needs from node updates (final answer, usage, ledger)."""
+        """Keep what the runner needs from node updates (final answer, usage)."""
         for node, update in updates.items():
             if not isinstance(update, dict):
                 continue
@@ -301,7 +299,6 @@ class Turn:
             if node != "agent":
                 continue
             self._usage = update.get("usage", self._usage)
-            self._ledger = update.get("ledger", self._ledger)
             for message in update.get("messages", []):
                 if isinstance(message, AIMessage) and message.id == self.reply_id:
                     self._final = message
@@ -338,6 +335,8 @@ class Turn:
         content = self.text
         if reason in ("stopped", "error") and not self._discarded:
             await asyncio.shield(self._store_partial(self.prefix + content, reason))
+        elif not self._discarded:
+            await asyncio.shield(self._prune())
         usage = {
             "input_tokens": self._usage["input_tokens"],
             "output_tokens": self._usage["output_tokens"],
@@ -388,13 +387,22 @@ class Turn:
                 reply_id=self.reply_id,
                 reply_text=content,
                 finish_reason=reason,
-                base_checkpoint_id=self.base_checkpoint_id,
+                start=self.start,
                 replaces=self.continues[0] if self.continues else None,
-                seed=self.seed,
             )
         except Exception:  # the reply is still returned to the caller
             logger.exception("could not store the partial reply of %s", self.reply_id)
             self._parts.append({"type": "thinking", **step("generate.partial_not_kept")})
+
+
+    async def _prune(self) -> None:
+        """Keep only the checkpoint this turn saved (a thread's cost stays flat)."""
+        if self._graph.checkpointer is None:
+            return
+        try:
+            await prune_thread(self._graph.checkpointer, self.thread_id)
+        except Exception:  # the next turn prunes what this one left
+            logger.warning("could not prune the thread of %s", self.reply_id, exc_info=True)
 
 
 def _describe(error: BaseException | None) -> str:

@@ -48,13 +48,18 @@ class Usage(TypedDict):
 
 
 class AgentState(TypedDict, total=False):
-    """What the checkpointer keeps for one conversation."""
+    """What the checkpointer keeps for one conversation: what the database does not hold
+    (summaries, calibration) and the window of recent messages, bounded by the memory
+    settings. What a turn sent the model (its ledger) is stored on the reply's row."""
 
     messages: Annotated[list[AnyMessage], add_messages]
     # Numbered sliding window of summaries, oldest first.
     summaries: list[str]
     # Estimated-to-actual prompt size ratio, learned from the server's usage reports.
     calibration: float
+    # Summarizer failures in a row, and the folds still to do without it (agent/nodes/memory.py).
+    summary_failures: int
+    summary_pause: int
     # Per-turn fields, reset by the route node at the start of every turn.
     route: Route
     route_reason: str
@@ -63,7 +68,6 @@ class AgentState(TypedDict, total=False):
     tool_results: dict[str, Any]  # call signature → {"text", "failure"} (this turn)
     usage: Usage
     internal_usage: Usage
-    ledger: dict[str, Any]
     # Per turn too: memories across conversations, and older messages recalled verbatim.
     memories: list[dict[str, Any]]
     recalled: list[dict[str, Any]]

@@ -136,8 +136,36 @@ STEPS: dict[str, Step] = {
         ),
         count="summarized",
     ),
+    # Replies stored before summaries fell back to the user's words still show this one.
     "memory.summary_failed": _step(
         "memory", _("Could not summarize older messages this time, so all of them were kept")
+    ),
+    "memory.kept_words_refused": _step(
+        "memory",
+        ngettext(
+            "A summary of %(count)s older message left out details, so your own words from it"
+            " were kept, shortened",
+            "A summary of %(count)s older messages left out details, so your own words from"
+            " them were kept, shortened",
+        ),
+    ),
+    "memory.kept_words_failed": _step(
+        "memory",
+        ngettext(
+            "Could not summarize %(count)s older message, so your own words from it were kept,"
+            " shortened",
+            "Could not summarize %(count)s older messages, so your own words from them were"
+            " kept, shortened",
+        ),
+    ),
+    "memory.kept_words_paused": _step(
+        "memory",
+        ngettext(
+            "Kept your own words from %(count)s older message, shortened (summarizing is paused"
+            " for a while after it failed)",
+            "Kept your own words from %(count)s older messages, shortened (summarizing is"
+            " paused for a while after it failed)",
+        ),
     ),
     "memory.memories_used": _step(
         "memory", ngettext("Used %(count)s saved memory", "Used %(count)s saved memories")

@@ -141,7 +141,7 @@ def load(conn: psycopg.Connection, rng: random.Random) -> dict[str, float]:
         with cur.copy(
             "COPY conversations_message (id, conversation_id, role, content, parts, model,"
             " tokens_used, finish_reason, metadata, sequence_number, client_id, created_by_id,"
-            " created_at, is_flagged, flag_reason, checkpoint_id) FROM STDIN"
+            " created_at, is_flagged, flag_reason) FROM STDIN"
         ) as copy:
             buffer: list[str] = []
             for cid, user, created, korean in conversation_rows:
@@ -152,7 +152,7 @@ def load(conn: psycopg.Connection, rng: random.Random) -> dict[str, float]:
                         f"\t{sentence(rng, korean)}\t[]\t{'' if is_user else 'offline'}"
                         f"\t{0 if is_user else 40}\t{'' if is_user else 'end_turn'}\t{{}}"
                         f"\t{seq}\t\\N\t{user if is_user else NULL}"
-                        f"\t{(created + timedelta(minutes=seq)).isoformat()}\tf\t\t\n"
+                        f"\t{(created + timedelta(minutes=seq)).isoformat()}\tf\t\n"
                     )
                 if len(buffer) >= 20_000:
                     copy.write("".join(buffer))
@@ -330,13 +330,13 @@ def bench_export(url, user, Conversation, exports, rng) -> dict[str, float]:
         with cur.copy(
             "COPY conversations_message (id, conversation_id, role, content, parts, model,"
             " tokens_used, finish_reason, metadata, sequence_number, created_at, is_flagged,"
-            " flag_reason, checkpoint_id) FROM STDIN"
+            " flag_reason) FROM STDIN"
         ) as copy:
             for seq in range(1, EXPORT_MESSAGES + 1):
                 copy.write(
                     f"{uuid.uuid4()}\t{conversation.id}\t{'user' if seq % 2 else 'assistant'}"
                     f"\t{sentence(rng, seq % 3 == 0)}\t[]\t\t0\t\t{{}}\t{seq}"
-                    f"\t{(start + timedelta(seconds=seq)).isoformat()}\tf\t\t\n"
+                    f"\t{(start + timedelta(seconds=seq)).isoformat()}\tf\t\n"
                 )
         cur.execute(
             "UPDATE conversations_conversation SET message_count = %s WHERE id = %s",

@@ -13,14 +13,14 @@ from typing import Any
 
 from asgiref.sync import async_to_sync, sync_to_async
 from django.conf import settings
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from accounts.models import UserSettings
-from agent import checkpoint
+from agent import checkpoint, threads
 from agent.config import AgentConfig
 from agent.digest import Digest, summarize_conversation
 from agent.events import FinishedEvent
 from agent.runner import Turn
+from agent.threads import MemoryStart
 from agent.tokens import estimate_tokens
 from core.db_async import db_async
 from core.llm_catalog import ModelInfo, amodel_in_force, model_in_force
@@ -29,9 +29,9 @@ from knowledge.selectors import aget_document_section, user_has_documents
 from memories.services import AgentMemory
 
 from .attachments import image_data_url
+from .branch_memory import branch_memory
 from .models import TOKENS_ESTIMATED, Attachment, Conversation, Message
 from .recall import branch_recall
-from .tree import Tree
 
 SEARCH_RESULT_LIMIT = 5
 
@@ -100,49 +100,20 @@ def _knowledge_for(user_id: int, scope: Any = None):
     return retriever, section_lookup
 
 
-def _branch_rows(message_id: Any) -> list[Message]:
-    """Return the branch from the root down to `message_id`, oldest first."""
-    message = Message.objects.get(pk=message_id)
-    path = Tree.of(message.conversation_id).path_to(message.pk)
-    rows = {m.pk: m for m in Message.objects.filter(pk__in=path)}
-    return [rows[pk] for pk in path]
+_abranch_memory = db_async(branch_memory)
 
 
-def _remember_checkpoint(message_id: Any, checkpoint_id: str) -> None:
-    Message.objects.filter(pk=message_id).update(checkpoint_id=checkpoint_id)
-
-
-_abranch_rows = db_async(_branch_rows)
-_aremember_checkpoint = db_async(_remember_checkpoint)
-
-
-async def abranch_base(
-    *, conversation_id: Any, resume_after: Message | None
-) -> tuple[str, list[BaseMessage]]:
-    """Return where a turn's memory starts: the checkpoint holding the branch down to
-    `resume_after` (its own, or found in the thread's history once and then kept on
-    the row), and the messages to seed it with when the thread never held that branch
-    (an imported conversation)."""
+async def amemory_start(*, conversation_id: Any, resume_after: Message | None) -> MemoryStart:
+    """Return where a turn's memory starts: the thread's latest checkpoint when it holds
+    `resume_after` (the usual next message), else memory rebuilt from the rows."""
     if resume_after is None:
-        return checkpoint.EMPTY_CHECKPOINT_ID, []
-    if resume_after.checkpoint_id:
-        return resume_after.checkpoint_id, []
+        return threads.FRESH
     saver = await aget_checkpointer()
-    try:
-        found = await checkpoint.branch_point(saver, str(conversation_id), str(resume_after.pk))
-    except LookupError:
-        rows = await _abranch_rows(resume_after.pk)
-        return checkpoint.EMPTY_CHECKPOINT_ID, [_as_agent_message(m) for m in rows]
-    await _aremember_checkpoint(resume_after.pk, found)
-    return found, []
-
-
-def _as_agent_message(message: Message) -> BaseMessage:
-    if message.role == Message.Role.USER:
-        return HumanMessage(id=str(message.pk), content=message.content)
-    if message.role == Message.Role.ASSISTANT:
-        return AIMessage(id=str(message.pk), content=message.content)
-    return SystemMessage(id=str(message.pk), content=message.content)
+    start = await threads.start_after(saver, str(conversation_id), str(resume_after.pk))
+    if start is not None:
+        return start
+    seed = await _abranch_memory(resume_after.pk)
+    return MemoryStart(checkpoint.EMPTY_CHECKPOINT_ID, seed)
 
 
 def _owner_settings(conversation: Conversation) -> tuple[str, str, bool]:
@@ -200,7 +171,7 @@ async def astart_turn(
     `model` answers this once instead of the conversation's."""
     owner_id = conversation.created_by_id
     retriever, section_lookup = _knowledge_for(owner_id, conversation.pk)
-    base, seed = await abranch_base(conversation_id=conversation.pk, resume_after=resume_after)
+    start = await amemory_start(conversation_id=conversation.pk, resume_after=resume_after)
     config, instructions = await aconversation_config(conversation, model=model)
     _model, _custom, memory_on = await aowner_settings(conversation)
     # A temporary conversation neither reads nor saves memories (no remember tool).
@@ -213,8 +184,7 @@ async def astart_turn(
         config=config,
         instructions=instructions,
         checkpointer=await aget_checkpointer(),
-        base_checkpoint_id=base,
-        seed=seed,
+        start=start,
         continues=(str(continues.pk), continues.content) if continues is not None else None,
         thread_id=str(conversation.id),
         user_message_id=str(user_message.id),
@@ -269,7 +239,6 @@ def reply_fields(finished: FinishedEvent, *, continues: Message | None = None) -
         "model": finished["model"],
         "tokens_used": tokens,
         "metadata": metadata,
-        "checkpoint_id": finished.get("checkpoint_id") or "",
     }
 
 
@@ -289,28 +258,44 @@ async def aclose_agent_resources() -> None:
     await checkpoint.close_checkpointers()
 
 
-async def acopy_agent_thread(*, source_id: Any, target_id: Any, up_to: Message) -> bool:
-    """Give conversation `target_id` the agent memory of `source_id` as of one message.
-
-    Returns False when the source thread never held that message (e.g. it was imported),
-    in which case the fork starts with no agent memory beyond its copied rows.
-    """
+async def acopy_agent_thread(*, source_id: Any, target_id: Any, up_to: Message) -> None:
+    """Give fork `target_id` the agent memory `source_id` had right after `up_to`, its
+    messages named by the fork's copies (same sequence numbers), so the fork's first turn
+    starts from it like any next turn."""
     saver = await aget_checkpointer()
-    try:
-        await checkpoint.copy_thread(
-            saver, str(source_id), str(target_id), str(up_to.pk), up_to.checkpoint_id or None
-        )
-    except LookupError:
-        return False
-    return True
+    start = await threads.start_after(saver, str(source_id), str(up_to.pk))
+    if start is not None and start.seed is None:
+        _checkpoint_id, values = await threads.latest(saver, str(source_id))
+        memory = threads.as_branch_memory(values)
+    elif start is not None and start.seed is not None:
+        memory = start.seed
+    else:
+        memory = await _abranch_memory(up_to.pk)
+    copies = await _acopy_ids(source_id, target_id)
+    memory["messages"] = [
+        m.model_copy(update={"id": copies[m.id]}) if m.id in copies else m
+        for m in memory["messages"]
+    ]
+    await threads.write_thread(saver, str(target_id), memory)
+
+
+def _copy_ids(source_id: Any, target_id: Any) -> dict[str, str]:
+    """Return {source message id: the fork's copy} (a fork keeps sequence numbers)."""
+    copies = dict(
+        Message.objects.filter(conversation_id=target_id).values_list("sequence_number", "pk")
+    )
+    source = Message.objects.filter(conversation_id=source_id, sequence_number__in=list(copies))
+    return {str(pk): str(copies[n]) for pk, n in source.values_list("pk", "sequence_number")}
+
+
+_acopy_ids = db_async(_copy_ids)
 
 
 async def arecord_cut_off_turn(*, question: Message, reply: Message) -> None:
     """Give the agent's memory a turn whose process died: the question and the partial
-    reply, on the question's branch; the reply row keeps the checkpoint."""
+    reply, on the question's branch."""
     parent = await _aparent(question)
-    base, seed = await abranch_base(conversation_id=reply.conversation_id, resume_after=parent)
-    reply.checkpoint_id = await checkpoint.record_exchange(
+    await threads.record_exchange(
         await aget_checkpointer(),
         str(reply.conversation_id),
         user_message_id=str(question.pk),
@@ -318,10 +303,8 @@ async def arecord_cut_off_turn(*, question: Message, reply: Message) -> None:
         reply_id=str(reply.pk),
         reply_text=reply.content,
         finish_reason=reply.finish_reason,
-        base_checkpoint_id=base,
-        seed=seed,
+        start=await amemory_start(conversation_id=reply.conversation_id, resume_after=parent),
     )
-    await _aremember_checkpoint(reply.pk, reply.checkpoint_id)
 
 
 def _parent(message: Message) -> Message | None:
@@ -331,14 +314,16 @@ def _parent(message: Message) -> Message | None:
 _aparent = db_async(_parent)
 
 
-async def aread_agent_memory(conversation: Conversation) -> checkpoint.ThreadMemory | None:
+async def aread_agent_memory(conversation: Conversation) -> threads.ThreadMemory | None:
     """Return what the agent remembers on the conversation's current branch."""
     leaf = await _acurrent_message(conversation)
     saver = await aget_checkpointer()
     if leaf is None:
-        return await checkpoint.read_thread(saver, str(conversation.pk))
-    base, _seed = await abranch_base(conversation_id=conversation.pk, resume_after=leaf)
-    return await checkpoint.read_thread(saver, str(conversation.pk), base)
+        return await threads.read_thread(saver, str(conversation.pk))
+    start = await amemory_start(conversation_id=conversation.pk, resume_after=leaf)
+    if start.seed is not None:
+        return threads.describe(str(conversation.pk), dict(start.seed))
+    return await threads.read_thread(saver, str(conversation.pk))
 
 
 def _current_message(conversation: Conversation) -> Message | None:
@@ -354,7 +339,7 @@ async def adelete_agent_thread(conversation_id: Any) -> None:
     # A short-lived saver: this may run on a loop made just for it (from sync code).
     saver = await checkpoint.open_checkpointer(settings.CHECKPOINT_URL)
     try:
-        await checkpoint.delete_thread(saver, str(conversation_id))
+        await threads.delete_thread(saver, str(conversation_id))
     finally:
         await checkpoint.close_checkpointer(saver)
 

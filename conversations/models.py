@@ -168,9 +168,6 @@ class Message(models.Model):
     parent = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.DO_NOTHING, related_name="children"
     )
-    # The agent checkpoint that holds its thread right after this message (replies; a
-    # message without one is found in the thread's history when a branch needs it).
-    checkpoint_id = models.CharField(max_length=64, blank=True, default="")
     # NULL, not "", when unset: the unique (conversation, client_id) constraint ignores NULLs.
     client_id = models.CharField(max_length=100, null=True, blank=True)  # noqa: DJ001
     # The reply run that wrote it (its question, or the reply itself): the trace id in logs.

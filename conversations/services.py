@@ -228,7 +228,6 @@ def insert_message(
     created_at: datetime | None = None,
     run_id: uuid.UUID | str | None = None,
     parent: Message | uuid.UUID | str | None = "current",
-    checkpoint_id: str = "",
     make_current: bool = True,
     also_save: tuple[str, ...] = (),
 ) -> Message:
@@ -266,7 +265,6 @@ def insert_message(
         run_id=run_id,
         created_by=created_by,
         parent_id=parent.pk if isinstance(parent, Message) else parent,  # type: ignore[union-attr]
-        checkpoint_id=checkpoint_id,
     )
     if created_at is not None:
         Message.objects.filter(pk=message.pk).update(created_at=created_at)

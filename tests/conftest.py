@@ -51,9 +51,18 @@ def require_service(available: bool, what: str) -> None:
 
 @pytest.fixture(scope="session", autouse=True)
 def close_database_pools(django_db_setup, django_db_blocker):
-    """Close pooled connections before the test database is dropped (PostgreSQL refuses
-    to drop a database other sessions still use)."""
+    """Keep the agent's checkpoints in the test database, as production keeps them in the
+    app's; close pooled connections before the test database is dropped (PostgreSQL
+    refuses to drop a database other sessions still use)."""
+    from django.conf import settings
+
+    with django_db_blocker.unblock():
+        url = database_url_for_subprocesses()
+    if url.startswith("postgres"):
+        settings.CHECKPOINT_URL = url
     yield
+    if url.startswith("postgres"):
+        _end_checkpoint_connections(url)
     import contextlib
     import threading
 
@@ -78,6 +87,23 @@ def close_database_pools(django_db_setup, django_db_blocker):
             connection.close()
             if hasattr(connection, "close_pool"):
                 connection.close_pool()
+
+
+def _end_checkpoint_connections(url: str) -> None:
+    """End the checkpointers' connections to the test database that a test left open (a
+    saver belongs to the event loop that opened it, and some loops are gone)."""
+    import psycopg
+
+    from agent.checkpoint import APPLICATION_NAME
+
+    admin = url.rsplit("/", 1)[0] + "/postgres"
+    name = url.rsplit("/", 1)[1]
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE datname = %s AND application_name = %s",
+            (name, APPLICATION_NAME),
+        )
 
 
 @pytest.fixture

@@ -299,11 +299,10 @@ async def agent(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, 
         echo.close()
         response = echo.applied_to(response)
     actual = (response.usage_metadata or {}).get("input_tokens") or None
-    ledger = {**ledger, "actual_input_tokens": actual}
+    emit({"kind": "ledger", "ledger": {**ledger, "actual_input_tokens": actual}})
     update: dict[str, Any] = {
         "usage": add_usage(state.get("usage"), response),
         "calibration": update_calibration(calibration, raw, actual),
-        "ledger": ledger,
     }
     if response.tool_calls and not final:
         return {**update, "messages": [response], "iterations": iterations + 1}

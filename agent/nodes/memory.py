@@ -9,10 +9,12 @@ from typing import Any
 from langchain_core.messages import RemoveMessage
 from langgraph.runtime import Runtime
 
+from agent.config import AgentConfig
 from agent.memory import (
-    compress_into_one,
+    MemoryPlan,
     conversation_language,
-    fold_into_segments,
+    fold_with_model,
+    fold_without_model,
     memory_tokens,
     plan_memory,
 )
@@ -24,6 +26,9 @@ from agent.tokens import estimate_tokens
 from agent.tools import tool_schemas_json, tools_for
 
 logger = logging.getLogger(__name__)
+
+# The most folds in a row done without asking the summarizer after it kept failing.
+MAX_SUMMARY_PAUSE = 15
 
 
 def report_in_view(earlier: int, summaries: int) -> None:
@@ -51,8 +56,19 @@ def fixed_overhead(state: AgentState, context: AgentContext, language: str) -> i
     return estimate_tokens(prompt, calibration) + estimate_tokens(schemas, calibration)
 
 
+def backoff_after_failure(failures: int) -> int:
+    """Return how many folds go without the model after `failures` failures in a row:
+    1, 3, 7, then MAX_SUMMARY_PAUSE (a summarizer that always refuses is asked about once
+    every 16 folds, not on every turn)."""
+    return min(2**failures - 1, MAX_SUMMARY_PAUSE)
+
+
 async def memory(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
-    """Summarize the oldest messages (count trigger) or compress (size trigger)."""
+    """Summarize the oldest messages (count trigger) or compress (size trigger).
+
+    Whatever the summarizer does, the messages that leave the window go: a refused or
+    failed summary is replaced by an extract of what the user said (no model), and the
+    summarizer is asked again only after a pause that doubles with each failure."""
     context = runtime.context
     config = context.config
     messages = state.get("messages", [])
@@ -66,44 +82,60 @@ async def memory(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str,
     if plan.reason is None or (not plan.old and not summaries):
         report_in_view(max(0, len(messages) - 1), len(summaries))
         return {}
+    room = max(
+        16, int((plan.budget_tokens - memory_tokens([], plan.kept, calibration) - 8) / calibration)
+    )
+    folded = {"summarized": len(plan.old), "kept": len(plan.kept), "trigger": plan.reason}
+    update: dict[str, Any] = {"messages": [RemoveMessage(id=m.id) for m in plan.old]}
+    pause = state.get("summary_pause", 0)
+    if pause > 0:
+        emit_step("memory.kept_words_paused", count=len(plan.old), **folded)
+        segments = fold_without_model(plan, summaries, config, language, room)
+        return {**update, "summaries": segments, "summary_pause": pause - 1}
+    internal = state.get("internal_usage")
     try:
         # A silent server fails this within one request timeout, retries included.
         async with asyncio.timeout(config.request_timeout):
-            if plan.reason == "count":
-                segments, replies, note = await fold_into_segments(
-                    context.summary_model, summaries, plan.old, config, language
-                )
-            else:
-                room = plan.budget_tokens - memory_tokens([], plan.kept, calibration) - 8
-                segments, replies, note = await compress_into_one(
-                    context.summary_model,
-                    summaries,
-                    plan.old,
-                    language,
-                    max(16, int(room / calibration)),
-                )
-    except SummaryRefused as refused:  # keep the messages; the next turn tries again
-        emit_step("memory.summary_failed", why="refused", detail=refused.reason)
-        internal = state.get("internal_usage")
+            segments, replies, note = await fold_with_model(
+                context.summary_model, plan, summaries, config, language, room
+            )
+    except SummaryRefused as refused:
         for reply in refused.replies:
             internal = add_usage(internal, reply)
-        return {"internal_usage": internal}
-    except Exception:  # keep the messages; the next turn tries again
+        emit_step("memory.kept_words_refused", count=len(plan.old), detail=refused.reason, **folded)
+        return {
+            **update,
+            **_fell_back(state, plan, summaries, config, language, room),
+            "internal_usage": internal,
+        }
+    except Exception:
         logger.warning("summarizing failed", exc_info=True)
-        emit_step("memory.summary_failed", why="error")
-        return {}
-    internal = state.get("internal_usage")
+        emit_step("memory.kept_words_failed", count=len(plan.old), **folded)
+        return {**update, **_fell_back(state, plan, summaries, config, language, room)}
     for reply in replies:
         internal = add_usage(internal, reply)
-    emit_step(
-        "memory.summarized",
-        summarized=len(plan.old),
-        kept=len(plan.kept),
-        trigger=plan.reason,  # "count": too many messages; "compress": the context too big
-        detail=note,
-    )
+    emit_step("memory.summarized", detail=note, **folded)
     return {
+        **update,
         "summaries": segments,
-        "messages": [RemoveMessage(id=m.id) for m in plan.old],
+        "summary_failures": 0,
         "internal_usage": internal,
+    }
+
+
+def _fell_back(
+    state: AgentState,
+    plan: MemoryPlan,
+    summaries: list[str],
+    config: AgentConfig,
+    language: str,
+    room: int,
+) -> dict[str, Any]:
+    """Return the state update of a fold the summarizer did not do: an extract, and a
+    longer pause before the summarizer is asked again."""
+    failures = state.get("summary_failures", 0) + 1
+    return {
+        "summaries": fold_without_model(plan, summaries, config, language, room),
+        "summary_failures": failures,
+        "summary_pause": backoff_after_failure(failures),
     }

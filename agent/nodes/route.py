@@ -140,7 +140,6 @@ async def route(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, 
         "tool_results": {},
         "usage": zero_usage(),
         "internal_usage": internal,
-        "ledger": {},
         "memories": [],
         "recalled": [],
     }

@@ -90,7 +90,6 @@ class Reply:
     model: str = ""
     tokens_used: int | None = None
     metadata: dict[str, Any] | None = None
-    checkpoint_id: str = ""  # the agent's thread right after this reply
 
 
 def conversation_of_message(*, user: Any, message_id: Any) -> Any:
@@ -248,7 +247,6 @@ def _store(
         message_id=run_id,
         run_id=run_id,
         parent=question_id,
-        checkpoint_id=reply.checkpoint_id,
         make_current=conversation.current_message_id in (question_id, None),
     )
     return with_sibling_ids(message)

@@ -1,19 +1,25 @@
-"""Checkpointers: the thread survives restarts (TC-CB-009); copy, delete, branch points."""
+"""Checkpointers: the thread survives restarts (TC-CB-009), keeps one checkpoint, starts
+turns from the latest memory, a cut of it or a seed."""
 
 from __future__ import annotations
 
 import pytest
+from langchain_core.messages import AIMessage, HumanMessage
 
 from agent.checkpoint import (
     EMPTY_CHECKPOINT_ID,
-    branch_point,
     close_checkpointer,
     close_checkpointers,
-    copy_thread,
-    delete_thread,
     get_checkpointer,
     open_checkpointer,
+)
+from agent.threads import (
+    FRESH,
+    MemoryStart,
+    delete_thread,
     read_thread,
+    start_after,
+    write_thread,
 )
 from tests.agent.helpers import new_id, run_one
 
@@ -73,34 +79,125 @@ async def test_offline_model_recalls_a_name_across_restart(sqlite_path, offline_
     assert "철수" in result.finished["content"]
 
 
-async def test_copy_thread_up_to_a_message_knows_nothing_later(saver, online_config, fake_openai):
-    source, fork = new_id(), new_id()
-    ids = []
-    for n in range(8):
-        user_id, reply_id = new_id(), new_id()
-        text = "The secret code is 4417." if n == 1 else f"Filler message {n}."
-        if n == 6:
-            text = "Later I moved to Jeju."
-        await run_one(
-            online_config, saver, source, text, user_message_id=user_id, reply_id=reply_id
-        )
-        ids.append((user_id, reply_id))
-    memory = await copy_thread(saver, source, fork, ids[4][1])
-    assert memory["message_ids"][-1] == ids[4][1]
-    everything = " ".join(memory["summaries"]) + " ".join(m["content"] for m in memory["messages"])
-    assert "4417" in everything
-    assert "Jeju" not in everything and "Filler message 5" not in everything
-    await run_one(online_config, saver, fork, "What did I say?")
-    sent = " ".join(m["content"] for m in fake_openai.requests[-1]["messages"] if m["content"])
-    assert "Jeju" not in sent and "4417" in sent
-    assert (await read_thread(saver, source))["message_ids"][-1] == ids[-1][1]
+async def checkpoints_of(saver, thread: str) -> int:
+    return len([c async for c in saver.alist({"configurable": {"thread_id": thread}})])
 
 
-async def test_copy_thread_of_an_unknown_message_raises(saver, online_config):
+async def checkpoint_rows(url: str, thread: str) -> dict[str, int]:
+    import psycopg
+
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        counts = {}
+        for table in ("checkpoints", "checkpoint_blobs", "checkpoint_writes"):
+            cursor = await conn.execute(
+                f"SELECT count(*) FROM {table} WHERE thread_id = %s",
+                (thread,),
+            )
+            counts[table] = (await cursor.fetchone())[0]
+        return counts
+
+
+async def test_a_thread_keeps_one_checkpoint_however_many_turns(saver, online_config):
+    thread = new_id()
+    for n in range(12):
+        await run_one(online_config, saver, thread, f"Message number {n}.")
+    assert await checkpoints_of(saver, thread) == 1
+    memory = await read_thread(saver, thread)
+    assert memory["summaries"]  # past ten messages the window was folded: still one checkpoint
+    assert memory["messages"][-2]["content"] == "Message number 11."
+
+
+@pytest.mark.postgres
+async def test_a_postgres_thread_keeps_one_checkpoint_and_only_its_blobs(
+    postgres_url, online_config
+):
+    thread = new_id()
+    saver = await open_checkpointer(postgres_url)
+    try:
+        for n in range(12):
+            await run_one(online_config, saver, thread, f"Message number {n}.")
+        rows = await checkpoint_rows(postgres_url, thread)
+        memory = await read_thread(saver, thread)
+    finally:
+        await close_checkpointer(saver)
+    assert rows["checkpoints"] == 1
+    # One blob per channel the latest checkpoint references, no older versions.
+    assert rows["checkpoint_blobs"] <= 12
+    assert memory["summaries"] and memory["messages"][-2]["content"] == "Message number 11."
+
+
+async def test_a_stopped_turn_is_recorded_and_pruned_too(saver, online_config, fake_openai):
+    from tests.support.fake_openai import Reply
+
     thread = new_id()
     await run_one(online_config, saver, thread, "hello")
-    with pytest.raises(LookupError):
-        await copy_thread(saver, thread, new_id(), "nope")
+    fake_openai.enqueue(Reply(text="x" * 400, fail_after_chunks=3))
+    result = await run_one(online_config, saver, thread, "tell me more")
+    assert result.finished["finish_reason"] == "error"
+    assert await checkpoints_of(saver, thread) == 1
+    assert (await read_thread(saver, thread))["messages"][-2]["content"] == "tell me more"
+
+
+async def test_start_after_the_latest_message_is_the_latest_checkpoint(saver, online_config):
+    thread, reply_id = new_id(), new_id()
+    result = await run_one(online_config, saver, thread, "My dog is Bori.", reply_id=reply_id)
+    start = await start_after(saver, thread, reply_id)
+    assert start == MemoryStart(result.finished["checkpoint_id"])
+
+
+async def test_a_turn_from_a_cut_of_the_latest_memory_knows_nothing_said_after_it(
+    saver, online_config, fake_openai
+):
+    thread, first_id = new_id(), new_id()
+    await run_one(online_config, saver, thread, "My dog is Bori.", user_message_id=first_id)
+    await run_one(online_config, saver, thread, "My password is hunter2")
+    start = await start_after(saver, thread, first_id)
+    assert start is not None and start.checkpoint_id == EMPTY_CHECKPOINT_ID
+    await run_one(online_config, saver, thread, "What do you know?", start=start)
+    assert users_seen(fake_openai) == ["My dog is Bori.", "What do you know?"]
+    # The thread now holds the new branch only: the other one is rebuilt from the database.
+    await run_one(online_config, saver, thread, "And now?")
+    assert users_seen(fake_openai) == ["My dog is Bori.", "What do you know?", "And now?"]
+
+
+async def test_a_message_the_latest_memory_does_not_hold_has_no_start(saver, online_config):
+    thread = new_id()
+    await run_one(online_config, saver, thread, "hello")
+    assert await start_after(saver, thread, "nope") is None
+
+
+async def test_a_turn_from_a_seed_remembers_its_summaries_and_messages(
+    saver, online_config, fake_openai
+):
+    thread = new_id()
+    await run_one(online_config, saver, thread, "Something else entirely.")
+    seed = {
+        "messages": [
+            HumanMessage(id=new_id(), content="I live in Busan."),
+            AIMessage(id=new_id(), content="Noted."),
+        ],
+        "summaries": ["The user's locker code is 4417."],
+        "calibration": 1.0,
+    }
+    start = MemoryStart(EMPTY_CHECKPOINT_ID, seed)
+    await run_one(online_config, saver, thread, "Where do I live?", start=start)
+    sent = " ".join(str(m["content"]) for m in fake_openai.requests[-1]["messages"])
+    assert "4417" in sent and "Busan" in sent and "Something else" not in sent
+    memory = await read_thread(saver, thread)
+    assert memory["summaries"] == ["The user's locker code is 4417."]
+
+
+async def test_write_thread_replaces_what_a_thread_held(saver, online_config, fake_openai):
+    thread = new_id()
+    await run_one(online_config, saver, thread, "Later I moved to Jeju.")
+    seed = {
+        "messages": [HumanMessage(id=new_id(), content="I am Cheolsu.")],
+        "summaries": [],
+        "calibration": 1.0,
+    }
+    await write_thread(saver, thread, seed)
+    await run_one(online_config, saver, thread, "Who am I?")
+    assert users_seen(fake_openai) == ["I am Cheolsu.", "Who am I?"]
 
 
 async def test_delete_thread_forgets_everything(saver, online_config):
@@ -110,35 +207,12 @@ async def test_delete_thread_forgets_everything(saver, online_config):
     assert await read_thread(saver, thread) is None
 
 
-async def test_a_turn_from_a_branch_point_knows_nothing_said_after_it(
-    saver, online_config, fake_openai
-):
-    thread, first_id, secret_id = new_id(), new_id(), new_id()
-    await run_one(online_config, saver, thread, "My dog is Bori.", user_message_id=first_id)
-    await run_one(online_config, saver, thread, "My password is hunter2", user_message_id=secret_id)
-    base = await branch_point(saver, thread, first_id)
-    await run_one(online_config, saver, thread, "What do you know?", base_checkpoint_id=base)
-    assert users_seen(fake_openai) == ["My dog is Bori.", "What do you know?"]
-    # The branch is kept: the other one goes on with everything it was told.
-    await run_one(online_config, saver, thread, "And now?", base_checkpoint_id=None)
-    assert users_seen(fake_openai) == ["My dog is Bori.", "What do you know?", "And now?"]
-
-
 async def test_a_turn_from_the_empty_checkpoint_starts_a_new_root(
     saver, online_config, fake_openai
 ):
     thread = new_id()
     await run_one(online_config, saver, thread, "My dog is Bori.")
-    result = await run_one(
-        online_config, saver, thread, "Who am I?", base_checkpoint_id=EMPTY_CHECKPOINT_ID
-    )
+    await run_one(online_config, saver, thread, "Who am I?", start=FRESH)
     assert users_seen(fake_openai) == ["Who am I?"]
-    memory = await read_thread(saver, thread, result.finished["checkpoint_id"])
+    memory = await read_thread(saver, thread)
     assert memory["messages"][0]["content"] == "Who am I?"
-
-
-async def test_a_branch_point_of_an_unknown_message_raises(saver, online_config):
-    thread = new_id()
-    await run_one(online_config, saver, thread, "hello")
-    with pytest.raises(LookupError):
-        await branch_point(saver, thread, "nope")

@@ -6,9 +6,9 @@ from dataclasses import replace
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from agent.checkpoint import read_thread
 from agent.config import AgentConfig
 from agent.memory import keep_groups_whole, memory_tokens, plan_memory
+from agent.threads import read_thread
 from tests.agent.helpers import is_summarizer_request, new_id, run_one
 from tests.support.fake_openai import message_texts
 

@@ -7,8 +7,8 @@ import socket
 import time
 from dataclasses import replace
 
-from agent.checkpoint import read_thread
 from agent.runner import Turn
+from agent.threads import read_thread
 from tests.agent.helpers import is_summarizer_request, new_id, run_one
 from tests.support.fake_openai import Reply, ToolCall
 

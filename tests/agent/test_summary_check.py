@@ -1,9 +1,10 @@
-"""A summary is checked before it replaces messages: refused ones leave them verbatim."""
+"""A summary is checked before it replaces messages: a refused one is replaced by what the
+user said, and the summarizer is asked again only after a pause."""
 
 from __future__ import annotations
 
-from agent.checkpoint import read_thread
 from agent.summary_check import numbers, refusal
+from agent.threads import read_thread
 from tests.agent.helpers import is_summarizer_request, new_id, run_one
 from tests.support.fake_openai import Reply, default_responder, message_texts
 
@@ -56,7 +57,7 @@ def korean_then_english_summaries(body: dict) -> Reply:
     return default_responder(body)
 
 
-async def test_a_refused_summary_keeps_the_messages_and_is_retried_next_turn(
+async def test_a_refused_summary_is_replaced_by_the_users_words_and_retried_after_a_pause(
     online_config, saver, fake_openai
 ):
     fake_openai.responder = korean_then_english_summaries
@@ -64,13 +65,23 @@ async def test_a_refused_summary_keeps_the_messages_and_is_retried_next_turn(
     await run_one(online_config, saver, thread, "제 사번은 58213이에요. 꼭 기억해 주세요.")
     for n in range(5):
         result = await run_one(online_config, saver, thread, f"오늘은 회의가 많았어요 ({n})")
-    refused = [e for e in result.steps("memory") if e["code"] == "memory.summary_failed"]
-    assert refused and refused[-1]["params"] == {"why": "refused", "detail": "wrong language"}
+    refused = [e for e in result.steps("memory") if e["code"] == "memory.kept_words_refused"]
+    assert refused and refused[-1]["params"]["detail"] == "wrong language"
+    assert "shortened" in refused[-1]["content"]
     memory = await read_thread(saver, thread)
-    assert memory["summaries"] == []  # nothing replaced the messages
+    # The folded messages left memory anyway; their place is the user's own words.
+    assert len(memory["messages"]) <= online_config.memory_keep_recent + 1
+    assert len(memory["summaries"]) == 1 and "58213" in memory["summaries"][0]
+    assert "The user talked about work" not in memory["summaries"][0]  # nothing refused kept
     agent_calls = [b for b in fake_openai.requests if not is_summarizer_request(b)]
-    assert "58213" in str(agent_calls[-1]["messages"])  # still there, word for word
+    assert "58213" in str(agent_calls[-1]["messages"])  # the fact is still sent
+    assert len([b for b in fake_openai.requests if is_summarizer_request(b)]) == 1
 
-    await run_one(online_config, saver, thread, "내일도 회의가 있어요")
+    # The next fold goes without the summarizer (a pause); the one after asks it again.
+    for n in range(6):
+        await run_one(online_config, saver, thread, f"내일도 회의가 있어요 ({n})")
     summarizer_calls = [b for b in fake_openai.requests if is_summarizer_request(b)]
-    assert len(summarizer_calls) == 2  # tried again on the next turn
+    assert len(summarizer_calls) == 2
+    memory = await read_thread(saver, thread)
+    assert len(memory["messages"]) <= online_config.memory_max_messages + 1
+    assert "58213" in " ".join(memory["summaries"])

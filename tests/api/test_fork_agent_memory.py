@@ -21,7 +21,8 @@ FACTS = ["My cat is called Nabi.", "My car is bright red.", "I live in Busan."]
 
 
 async def _thread_texts(conversation_id: str) -> str:
-    from agent.checkpoint import get_checkpointer, read_thread
+    from agent.checkpoint import get_checkpointer
+    from agent.threads import read_thread
 
     saver = await get_checkpointer(settings.CHECKPOINT_URL)
     memory = await read_thread(saver, conversation_id)

@@ -1,0 +1,72 @@
+"""`manage.py prune_checkpoints` keeps the latest checkpoint of each thread written before
+turns pruned their own, drops threads of deleted conversations, and can be run again."""
+
+from __future__ import annotations
+
+import io
+import uuid
+
+import pytest
+from asgiref.sync import async_to_sync
+from django.conf import settings as django_settings
+from django.core.management import call_command
+from langchain_core.messages import AIMessage, HumanMessage
+
+from agent import checkpoint, threads
+from agent.graph import get_graph, thread_config
+from conversations import services
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+async def write_unpruned_thread(thread_id: str, turns: int) -> None:
+    """Write a thread the way turns did before pruning: a checkpoint per turn, all kept."""
+    saver = await checkpoint.open_checkpointer(django_settings.CHECKPOINT_URL)
+    try:
+        graph = get_graph(saver)
+        for turn in range(turns):
+            said = HumanMessage(id=str(uuid.uuid4()), content=f"My note {turn}: kw{turn}q.")
+            answer = AIMessage(id=str(uuid.uuid4()), content=f"Noted {turn}.")
+            await graph.aupdate_state(
+                thread_config(thread_id), {"messages": [said, answer]}, as_node="agent"
+            )
+    finally:
+        await checkpoint.close_checkpointer(saver)
+
+
+async def thread_state(thread_id: str) -> tuple[int, threads.ThreadMemory | None]:
+    saver = await checkpoint.open_checkpointer(django_settings.CHECKPOINT_URL)
+    try:
+        config = {"configurable": {"thread_id": thread_id}}
+        count = len([c async for c in saver.alist(config)])
+        return count, await threads.read_thread(saver, thread_id)
+    finally:
+        await checkpoint.close_checkpointer(saver)
+
+
+def run_command() -> str:
+    out = io.StringIO()
+    call_command("prune_checkpoints", "--batch", "1", stdout=out)
+    return out.getvalue()
+
+
+def test_old_threads_keep_their_latest_memory_and_orphans_go(alice, settings, tmp_path):
+    if not settings.CHECKPOINT_URL.startswith("postgres"):  # a file of this test's own
+        settings.CHECKPOINT_URL = str(tmp_path / "checkpoints.sqlite3")
+    conversation = services.create_conversation(user=alice)
+    kept, orphan = str(conversation.pk), str(uuid.uuid4())
+    async_to_sync(write_unpruned_thread)(kept, 8)
+    async_to_sync(write_unpruned_thread)(orphan, 3)  # its conversation is gone
+    count, memory_before = async_to_sync(thread_state)(kept)
+    assert count == 8
+
+    out = run_command()
+
+    assert "1 thread(s) to prune, 1 of deleted conversations" in out
+    assert "pruned 1/1 thread(s)" in out and " -> " in out
+    count, memory_after = async_to_sync(thread_state)(kept)
+    assert count == 1 and memory_after == memory_before  # the memory itself is untouched
+    assert memory_after["messages"][-2]["content"] == "My note 7: kw7q."
+    assert async_to_sync(thread_state)(orphan) == (0, None)
+    # Run again: nothing left to do, and it says so.
+    assert "0 thread(s) to prune, 0 of deleted conversations" in run_command()
