@@ -243,7 +243,10 @@ async def compress_into_one(
     reply = await _summarize(model, system, request)
     stated = "\n".join([*summaries, _user_said(old)])
     text = checked(
-        message_text(reply), source=f"{block}\n{lines}", stated=stated, language=language,
+        message_text(reply),
+        source=f"{block}\n{lines}",
+        stated=stated,
+        language=language,
         replies=[reply],
     )
     return [truncate_to_tokens(text, max_tokens)], [reply], "compressed into one summary"

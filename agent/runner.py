@@ -394,7 +394,6 @@ class Turn:
             logger.exception("could not store the partial reply of %s", self.reply_id)
             self._parts.append({"type": "thinking", **step("generate.partial_not_kept")})
 
-
     async def _prune(self) -> None:
         """Keep only the checkpoint this turn saved (a thread's cost stays flat)."""
         if self._graph.checkpointer is None:
