@@ -19,13 +19,13 @@ from langgraph.constants import TAG_NOSTREAM
 from agent import prompts
 from agent.config import AgentConfig
 from agent.extract import (
-    extract_text,
     fold_extractively,
     segment_max_tokens,
     segment_max_words,
     split_for_summarizer,
     summarizer_input_tokens,
     truncate_to_tokens,
+    with_intro,
 )
 from agent.llm import ask_model
 from agent.summary_check import SummaryRefused, refusal
@@ -255,12 +255,9 @@ async def compress_into_one(
 def compress_extractively(
     summaries: Sequence[str], old: Sequence[BaseMessage], max_tokens: int, language: str
 ) -> str:
-    """Return every summary and what the user said in `old` as one segment, no model:
-    each part shortened to an equal share."""
-    share = max_tokens // (len(summaries) + 1)
-    parts = [*(truncate_to_tokens(s, share) for s in summaries)]
-    parts.append(extract_text(old, share, language))
-    return truncate_to_tokens("\n".join(parts), max_tokens)
+    """Return every summary and what the user said in `old` as one segment, no model."""
+    said = [message_text(m) for m in old if isinstance(m, HumanMessage)]
+    return with_intro([*summaries, *said], max_tokens, language)
 
 
 def fold_without_model(

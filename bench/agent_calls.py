@@ -3,8 +3,8 @@
 1. Seed 001's five scenarios: LLM calls per turn against the seed's table (2/3/2/3/3).
 2. A 60-turn Korean/English conversation with five planted facts, run with four
    memories (full history, the seed's window that drops the oldest summary, ours, ours
-   with recall of older messages) and two fake summarizers (one keeps every fact, one
-   keeps only the three newest).
+   with recall of older messages) and three fake summarizers (one keeps every fact, one
+   keeps only the three newest, one whose every summary the app refuses).
 3. Memories across conversations: five facts told in conversation A (the model saves
    each with `remember`), asked in a new conversation B; another user told the same
    words with other values.
@@ -145,11 +145,14 @@ def summarizer_reply(body: dict[str, Any], keep_last: int | None) -> Reply:
     return Reply(text=summary_text(request, keep_last, language))
 
 
-def make_responder(keep_last: int | None):
-    """Return the fake server's responder for the benchmark."""
+def make_responder(keep_last: int | None, *, refuse: bool = False):
+    """Return the fake server's responder for the benchmark (`refuse`: a summarizer whose
+    every summary the app refuses, as small local models write)."""
 
     def respond(body: dict[str, Any]) -> Reply:
         kind = kind_of(body)
+        if kind == "summarizer" and refuse:
+            return Reply(text="OK")
         if kind == "router":
             users = message_texts(body, "user")
             rag = re.search(r"정책|policy", users[-1] if users else "")
@@ -429,23 +432,24 @@ async def across_conversations(server: FakeOpenAI, config: AgentConfig) -> dict[
 async def main() -> dict[str, Any]:
     """Run every part of the benchmark and return the figures."""
     output: dict[str, Any] = {"bench": "agent_calls"}
-    for label, keep_last in (("fact_keeping", None), ("lossy_newest3", 3)):
-        with FakeOpenAI(make_responder(keep_last)) as server:
+    for label, keep_last in (("fact_keeping", None), ("lossy_newest3", 3), ("refused", None)):
+        with FakeOpenAI(make_responder(keep_last, refuse=label == "refused")) as server:
             config = AgentConfig(
                 model="bench-model",
                 openai_api_key="bench",
                 openai_base_url=server.base_url,
                 max_retries=0,
             )
-            if keep_last is None:
+            if label == "fact_keeping":
                 output["scenarios"] = await scenario_calls(server, config)
                 output["scenarios"]["rag_no_function_calling"] = await no_function_calling(config)
             output[label] = await memory_comparison(server, config)
-            if keep_last is None:
+            if label == "fact_keeping":
                 output["across_conversations"] = await across_conversations(server, config)
     ours = output["fact_keeping"]["ours"]
     lossy = output["lossy_newest3"]["ours_with_recall"]
     across = output["across_conversations"]
+    refused = output["refused"]["ours_with_recall"]
     output["targets"] = {
         "main_input_le_20pct_of_full": ours["main_input_vs_full"] <= 0.20,
         "with_summarizer_le_25pct": ours["with_summarizer_vs_full"] <= 0.25,
@@ -460,6 +464,11 @@ async def main() -> dict[str, Any]:
         "recall_adds_no_llm_call": (
             lossy["llm_calls_per_turn"] == output["lossy_newest3"]["ours"]["llm_calls_per_turn"]
         ),
+        # A summarizer refused every time: memory still compresses, the facts still come back.
+        "refused_with_recall_all_five_at_turn60": len(refused["facts_in_turn60"]) == 5,
+        "refused_main_input_le_25pct": refused["main_input_vs_full"] <= 0.25,
+        "refused_flat_from_turn10": refused["turn10_60_max_over_mean"] <= 1.5,
+        "refused_summarizer_calls_le_0.2_per_turn": refused["summarizer_calls_per_turn"] <= 0.2,
         "across_all_five_in_b": len(across["facts_in_b"]) == 5,
         "across_none_of_other_user": across["other_users_facts_in_b"] == [],
         "no_function_calling_routes_to_retrieval_without_router": (
