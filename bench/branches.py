@@ -5,8 +5,10 @@ the LangGraph agent with its PostgreSQL checkpointer, the offline model streamin
 full speed), then, alternated in one run: the time to the first token of a new message,
 of a regenerate of the last reply, and of a regenerate of the second message (a branch
 from near the root), each from the `start_reply` call to the first `token` frame on a
-socket of the hub. Branching must start as fast as a normal reply: its memory is one
-checkpoint read, not a replay. Needs PostgreSQL (a scratch database).
+socket of the hub; then of a regenerate at turn 250 (a branch point in the middle of a
+long path). Branching must start as fast as a normal reply: its memory is the thread's
+one checkpoint, or rebuilt from a few rows (the nearest reply's ledger and its window),
+not a replay. Needs PostgreSQL (a scratch database).
 
 Run: DATABASE_URL=postgres://postgres@127.0.0.1:5432/chatsite uv run python bench/branches.py
 """
@@ -102,6 +104,7 @@ async def measure() -> dict[str, object]:
         build_s = time.perf_counter() - built
         messages = await Message.objects.filter(conversation=conversation).acount()
         second = await Message.objects.aget(conversation=conversation, sequence_number=2)
+        middle = await Message.objects.aget(conversation=conversation, sequence_number=TURNS)
 
         send, regenerate_last = [], []
         for n in range(SAMPLES):  # alternated, so drift hits both alike
@@ -109,11 +112,14 @@ async def measure() -> dict[str, object]:
             send.append(ms)
             ms, reply = await timed(kind="regenerate", message_id=reply.pk)
             regenerate_last.append(ms)
-        regenerate_early = []
+        regenerate_early, regenerate_middle = [], []
         leaf = reply.pk
         for _ in range(SAMPLES):
             ms, _early = await timed(kind="regenerate", message_id=second.pk)
             regenerate_early.append(ms)
+            await sync_to_async(branches.switch_branch)(user=user, message_id=leaf)
+            ms, _middle = await timed(kind="regenerate", message_id=middle.pk)
+            regenerate_middle.append(ms)
             await sync_to_async(branches.switch_branch)(user=user, message_id=leaf)
     await aclose_hub()
     await close_checkpointers()
@@ -131,10 +137,12 @@ async def measure() -> dict[str, object]:
         "send_ttft_ms": median(send),
         "regenerate_last_ttft_ms": median(regenerate_last),
         "regenerate_second_message_ttft_ms": median(regenerate_early),
+        "regenerate_turn_250_ttft_ms": median(regenerate_middle),
         "regenerate_last_over_send": round(statistics.median(regenerate_last) / median(send), 2),
         "send_ttft_ms_all": [round(v, 1) for v in send],
         "regenerate_last_ttft_ms_all": [round(v, 1) for v in regenerate_last],
         "regenerate_second_ttft_ms_all": [round(v, 1) for v in regenerate_early],
+        "regenerate_turn_250_ttft_ms_all": [round(v, 1) for v in regenerate_middle],
     }
 
 
