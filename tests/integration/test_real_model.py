@@ -122,7 +122,7 @@ async def test_a_question_about_a_document_gets_its_passage_into_the_models_requ
     await comm.disconnect()
 
 
-async def test_twelve_turns_fold_memory_with_a_checked_summary_or_keep_the_messages(
+async def test_twelve_turns_fold_memory_with_a_checked_summary_or_the_users_words(
     on_real_model, alice, no_errors_logged
 ):
     conversation = await new_conversation(alice)
@@ -136,16 +136,16 @@ async def test_twelve_turns_fold_memory_with_a_checked_summary_or_keep_the_messa
         frames = await ask(comm, text)
         assert frames[-1]["finish_reason"] in ("end_turn", "max_tokens")
         notes += [f for f in frames if f["type"] == "thinking" and f["step"] == "memory"]
-    folded = [n for n in notes if n["code"] == "memory.summarized"]
-    refused = [n for n in notes if n["code"] == "memory.summary_failed"]
-    assert folded or refused  # past ten messages the memory rules acted, one way or the other
+    codes = {n["code"] for n in notes}
+    folded = codes & {"memory.summarized", "memory.kept_words_refused", "memory.kept_words_failed"}
+    assert folded  # past ten messages the memory rules acted, whatever the 135M model wrote
     memory = await agent_service.aread_agent_memory(conversation)
+    assert memory["summaries"]  # and the older messages left the window either way
+    assert len(memory["messages"]) <= 11
     stated = set(re.findall(r"\d{2,}", " ".join(said)))
     for summary in memory["summaries"]:  # a summary that replaced messages passed the checks
         assert summary.strip()
         assert set(re.findall(r"\d{2,}", summary)) <= stated
-    if not memory["summaries"]:
-        assert refused
     await comm.disconnect()
 
 
