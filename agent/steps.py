@@ -123,8 +123,8 @@ STEPS: dict[str, Step] = {
     "memory.in_view_with_summary": _step(
         "memory",
         ngettext(
-            "Looked at %(messages)s earlier message and the summary of older ones",
-            "Looked at %(messages)s earlier messages and the summary of older ones",
+            "Looked at %(messages)s earlier message and what was kept of older ones",
+            "Looked at %(messages)s earlier messages and what was kept of older ones",
         ),
         count="messages",
     ),
@@ -143,28 +143,28 @@ STEPS: dict[str, Step] = {
     "memory.kept_words_refused": _step(
         "memory",
         ngettext(
-            "A summary of %(count)s older message left out details, so your own words from it"
-            " were kept, shortened",
-            "A summary of %(count)s older messages left out details, so your own words from"
-            " them were kept, shortened",
+            "A summary of %(count)s older message left out details, so what you said in it was"
+            " kept instead, shortened",
+            "A summary of %(count)s older messages left out details, so what you said in them"
+            " was kept instead, shortened",
         ),
     ),
     "memory.kept_words_failed": _step(
         "memory",
         ngettext(
-            "Could not summarize %(count)s older message, so your own words from it were kept,"
-            " shortened",
-            "Could not summarize %(count)s older messages, so your own words from them were"
-            " kept, shortened",
+            "Could not summarize %(count)s older message, so what you said in it was kept"
+            " instead, shortened",
+            "Could not summarize %(count)s older messages, so what you said in them was kept"
+            " instead, shortened",
         ),
     ),
     "memory.kept_words_paused": _step(
         "memory",
         ngettext(
-            "Kept your own words from %(count)s older message, shortened (summarizing is paused"
+            "Kept what you said in %(count)s older message, shortened (summarizing is paused"
             " for a while after it failed)",
-            "Kept your own words from %(count)s older messages, shortened (summarizing is"
-            " paused for a while after it failed)",
+            "Kept what you said in %(count)s older messages, shortened (summarizing is paused"
+            " for a while after it failed)",
         ),
     ),
     "memory.memories_used": _step(

@@ -13,8 +13,8 @@ KO = {
     # memory
     "This is the start of the conversation": "대화의 첫 메시지입니다",
     "Looked at %(messages)s earlier message": "앞선 메시지 %(messages)s개를 살펴봤습니다",
-    "Looked at %(messages)s earlier message and the summary of older ones":
-        "앞선 메시지 %(messages)s개와 이전 대화의 요약을 살펴봤습니다",
+    "Looked at %(messages)s earlier message and what was kept of older ones":
+        "앞선 메시지 %(messages)s개와 이전 대화에서 남겨 둔 내용을 살펴봤습니다",
     "Summarized %(summarized)s older message to keep the conversation in memory":
         "대화를 기억해 두려고 오래된 메시지 %(summarized)s개를 요약했습니다",
     "Could not summarize older messages this time, so all of them were kept":
