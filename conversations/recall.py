@@ -36,19 +36,27 @@ def recall_branch_messages(
             excluded.add(uuid.UUID(str(value)))
         except ValueError:
             continue
-    branch = [pk for pk in Tree.of(conversation_id).path_to(leaf_id) if pk not in excluded]
+    branch = set(Tree.of(conversation_id).path_to(leaf_id)) - excluded
     if not branch:
         return []
     holds_any = Q()
     for form in {form for concept in items for form in concept.word_forms}:
         holds_any |= Q(content__icontains=form)
+    # The conversation's rows that hold a word, then those on the branch: a filter on the
+    # branch's ids (thousands in a long conversation) made every turn slower than the last.
     rows = (
-        Message.objects.filter(pk__in=branch, role__in=(Message.Role.USER, Message.Role.ASSISTANT))
+        Message.objects.filter(
+            conversation_id=conversation_id, role__in=(Message.Role.USER, Message.Role.ASSISTANT)
+        )
         .filter(holds_any)
         .order_by("-sequence_number")
         .values("id", "role", "content")[:MAX_CANDIDATES]
     )
-    candidates = [{"id": str(r["id"]), "role": r["role"], "content": r["content"]} for r in rows]
+    candidates = [
+        {"id": str(r["id"]), "role": r["role"], "content": r["content"]}
+        for r in rows
+        if r["id"] in branch
+    ]
     return select_recalled(query, present, candidates, population=len(branch), limit=MAX_RECALLED)
 
 
