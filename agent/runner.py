@@ -396,12 +396,8 @@ class Turn:
 
     async def _prune(self) -> None:
         """Keep only the checkpoint this turn saved (a thread's cost stays flat)."""
-        if self._graph.checkpointer is None:
-            return
-        try:
+        if self._graph.checkpointer is not None:
             await prune_thread(self._graph.checkpointer, self.thread_id)
-        except Exception:  # the next turn prunes what this one left
-            logger.warning("could not prune the thread of %s", self.reply_id, exc_info=True)
 
 
 def _describe(error: BaseException | None) -> str:

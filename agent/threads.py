@@ -9,6 +9,7 @@ ledger: the summaries and window it was given) and handed to the turn as a `seed
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
@@ -38,6 +39,7 @@ class MemoryStart:
 
 
 FRESH = MemoryStart(EMPTY_CHECKPOINT_ID)
+logger = logging.getLogger(__name__)
 
 
 class ThreadMessage(TypedDict):
@@ -183,14 +185,18 @@ async def write_thread(saver: BaseCheckpointSaver, thread_id: str, memory: Branc
     return str(written["configurable"]["checkpoint_id"])
 
 
-async def prune_thread(saver: BaseCheckpointSaver, thread_id: str) -> None:
-    """Delete every checkpoint of the thread but the latest (and what it references).
-
-    A saver that cannot prune (LangGraph's in-memory one, in benchmarks) keeps them."""
+async def prune_thread(saver: BaseCheckpointSaver, thread_id: str) -> bool:
+    """Delete every checkpoint of the thread but the latest (and what it references); say
+    whether it did. A failure only leaves them for the next turn to prune, and a saver that
+    cannot prune (LangGraph's in-memory one, in benchmarks) keeps them."""
     try:
         await saver.aprune([thread_id], strategy="keep_latest")
     except NotImplementedError:
-        return
+        return False
+    except Exception:  # e.g. a serialization failure against a concurrent prune
+        logger.warning("could not prune thread %s", thread_id, exc_info=True)
+        return False
+    return True
 
 
 async def delete_thread(saver: BaseCheckpointSaver, thread_id: str) -> None:

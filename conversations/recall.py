@@ -10,12 +10,11 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from django.db.models import Q
-
 from core.db_async import db_async
 from memories.ranking import missing_concepts, select_recalled
 
 from .models import Message
+from .search import any_word_starts
 from .tree import Tree
 
 MAX_RECALLED = 4
@@ -39,9 +38,8 @@ def recall_branch_messages(
     branch = set(Tree.of(conversation_id).path_to(leaf_id)) - excluded
     if not branch:
         return []
-    holds_any = Q()
-    for form in {form for concept in items for form in concept.word_forms}:
-        holds_any |= Q(content__icontains=form)
+    forms = sorted({form for concept in items for form in concept.word_forms})
+    holds_any = any_word_starts("content", forms)
     # The conversation's rows that hold a word, then those on the branch: a filter on the
     # branch's ids (thousands in a long conversation) made every turn slower than the last.
     rows = (

@@ -127,6 +127,21 @@ def _term_matches(field: str, term: str) -> Q:
     return condition
 
 
+def any_word_starts(field: str, words: list[str]) -> Q:
+    """Match rows where a word of `field` starts with one of `words` (any case): the stored
+    search vector on PostgreSQL (an index-free check per row that costs a tenth of a
+    substring match: recall runs it every turn over a whole conversation), a substring
+    match elsewhere. Words that are not plain words are matched as substrings."""
+    condition = Q()
+    prefixes = [p for p in (_prefix_tsquery(w) for w in words) if p] if _is_postgres() else []
+    if prefixes:
+        condition |= Q(**{f"{field}__words_prefix": " | ".join(prefixes)})
+    for word in words:
+        if not prefixes or _prefix_tsquery(word) is None:
+            condition |= Q(**{f"{field}__icontains": word})
+    return condition
+
+
 def _all_terms_match(field: str, terms: list[str]) -> Q:
     condition = Q()
     for term in terms:

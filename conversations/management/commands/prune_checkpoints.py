@@ -63,12 +63,14 @@ class Command(BaseCommand):
                 return
             for thread_id in orphans:
                 await threads.delete_thread(saver, thread_id)
-            done, last = 0, ""
+            done, failed, last = 0, 0, ""
             while ids := await checkpoint.unpruned_threads(saver, after=last, limit=batch):
                 for thread_id in ids:
-                    await threads.prune_thread(saver, thread_id)
+                    failed += not await threads.prune_thread(saver, thread_id)
                 done, last = done + len(ids), ids[-1]
-                self.stdout.write(f"pruned {done}/{todo} thread(s)")
+                self.stdout.write(f"pruned {done - failed}/{todo} thread(s)")
+            if failed:
+                self.stdout.write(f"{failed} thread(s) could not be pruned now: run it again")
             after = await checkpoint.stored_bytes(saver)
             self.stdout.write(f"checkpoints: {megabytes(before)} -> {megabytes(after)}")
         finally:
