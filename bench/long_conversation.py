@@ -376,8 +376,14 @@ def summary_line(variant: Variant, turns: int, truncated: bool, database: str) -
         "truncated": truncated,
         "elapsed_s": round(time.perf_counter() - variant.started, 1),
         "summaries_accepted": totals["step memory.summarized"],
-        "summaries_refused": totals["step memory.summary_failed:refused"],
-        "summaries_failed": totals["step memory.summary_failed:error"],
+        # Before issue 31 a refused or failed summary kept every message (summary_failed);
+        # since, the user's words take its place (kept_words_*), or do so without asking
+        # the summarizer while it is paused after failures.
+        "summaries_refused": totals["step memory.summary_failed:refused"]
+        + totals["step memory.kept_words_refused"],
+        "summaries_failed": totals["step memory.summary_failed:error"]
+        + totals["step memory.kept_words_failed"],
+        "folds_without_summarizer": totals["step memory.kept_words_paused"],
         "summary_calls": totals["summarizer"],
         "summary_calls_per_turn": round(totals["summarizer"] / last["turn"], 3),
         "main_calls": totals["main"],
