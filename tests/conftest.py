@@ -61,8 +61,6 @@ def close_database_pools(django_db_setup, django_db_blocker):
     if url.startswith("postgres"):
         settings.CHECKPOINT_URL = url
     yield
-    if url.startswith("postgres"):
-        _end_checkpoint_connections(url)
     import contextlib
     import threading
 
@@ -87,23 +85,27 @@ def close_database_pools(django_db_setup, django_db_blocker):
             connection.close()
             if hasattr(connection, "close_pool"):
                 connection.close_pool()
+    if url.startswith("postgres"):
+        _end_leftover_connections(url)
 
 
-def _end_checkpoint_connections(url: str) -> None:
-    """End the checkpointers' connections to the test database that a test left open (a
-    saver belongs to the event loop that opened it, and some loops are gone)."""
+def _end_leftover_connections(url: str) -> None:
+    """End the connections to the test database that tests left open (a checkpointer
+    belongs to the event loop that opened it, and some loops are gone; a child process
+    may still be exiting), and wait until they are gone, so that it can be dropped."""
+    import time
+
     import psycopg
-
-    from agent.checkpoint import APPLICATION_NAME
 
     admin = url.rsplit("/", 1)[0] + "/postgres"
     name = url.rsplit("/", 1)[1]
+    others = "FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()"
     with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-            " WHERE datname = %s AND application_name = %s",
-            (name, APPLICATION_NAME),
-        )
+        for _ in range(50):
+            conn.execute(f"SELECT pg_terminate_backend(pid) {others}", (name,))
+            time.sleep(0.1)
+            if not conn.execute(f"SELECT count(*) {others}", (name,)).fetchone()[0]:
+                return
 
 
 @pytest.fixture
