@@ -231,8 +231,7 @@ _PG_BYTES = """SELECT
 _SQLITE_BYTES = """SELECT
  (SELECT coalesce(sum(length(checkpoint) + length(metadata)), 0) FROM checkpoints)
  + (SELECT coalesce(sum(length(value)), 0) FROM writes)"""
-_PG_THREADS = "SELECT DISTINCT thread_id FROM checkpoints"
-_SQLITE_THREADS = "SELECT DISTINCT thread_id FROM checkpoints"
+_THREADS = "SELECT DISTINCT thread_id FROM checkpoints"
 
 
 async def _fetch(saver: BaseCheckpointSaver, postgres: str, sqlite: str, *params: Any) -> list:
@@ -255,7 +254,7 @@ async def unpruned_threads(
 
 async def all_threads(saver: BaseCheckpointSaver) -> list[str]:
     """Return the id of every thread that holds a checkpoint."""
-    return [str(row[0]) for row in await _fetch(saver, _PG_THREADS, _SQLITE_THREADS)]
+    return [str(row[0]) for row in await _fetch(saver, _THREADS, _THREADS)]
 
 
 async def stored_bytes(saver: BaseCheckpointSaver) -> int:

@@ -263,12 +263,9 @@ async def acopy_agent_thread(*, source_id: Any, target_id: Any, up_to: Message) 
     messages named by the fork's copies (same sequence numbers), so the fork's first turn
     starts from it like any next turn."""
     saver = await aget_checkpointer()
-    start = await threads.start_after(saver, str(source_id), str(up_to.pk))
-    if start is not None and start.seed is None:
-        _checkpoint_id, values = await threads.latest(saver, str(source_id))
-        memory = threads.as_branch_memory(values)
-    elif start is not None and start.seed is not None:
-        memory = start.seed
+    _checkpoint_id, values = await threads.latest(saver, str(source_id))
+    if any(m.id == str(up_to.pk) for m in values.get("messages", [])):
+        memory = threads.as_branch_memory(values, str(up_to.pk))
     else:
         memory = await _abranch_memory(up_to.pk)
     copies = await _acopy_ids(source_id, target_id)
