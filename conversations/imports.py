@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import io
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import IO, Any, Literal
 
 from django.conf import settings
-from django.db import transaction
+from django.db import DataError, transaction
 from django.utils import timezone
 from ninja import Field
 from pydantic import ValidationError, model_validator
@@ -21,7 +21,8 @@ from core.schemas import Input, JsonObject, Text, Time
 
 from . import events
 from .feedback import COMMENT_MAX_LENGTH
-from .import_formats import InvalidImport, read_conversations
+from .import_formats import OURS, InvalidImport, read_conversations
+from .import_formats.common import MAX_PARTS
 from .models import (
     INSTRUCTIONS_MAX_CHARS,
     TITLE_MAX_LENGTH,
@@ -37,7 +38,7 @@ MAX_SEQUENCE = 2**31 - 1
 MAX_MESSAGES = 100_000
 MAX_CONVERSATIONS = 100_000
 MAX_CONTENT_CHARS = 1_000_000
-MAX_PARTS = 200
+MAX_SKIPPED_LISTED = 1000
 BATCH = 1000
 FinishReason = Literal["end_turn", "max_tokens", "stop_sequence", "stopped", "error", "interrupted"]
 
@@ -174,35 +175,65 @@ def validate_export(data: Any, *, where: str = "") -> ExportFile:
         raise InvalidImport(f"{named}: {error['msg']}"[:300]) from None
 
 
+@dataclass(frozen=True)
+class Skipped:
+    """A conversation of the file that was not imported, and why (nothing of it stored)."""
+
+    index: int
+    title: str
+    reason: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"index": self.index, "title": self.title, "reason": self.reason}
+
+
 @dataclass
 class Imported:
-    """What one import file became: the app that wrote it, and the new conversations."""
+    """What one import file became: the app that wrote it, the new conversations, and the
+    conversations it holds that could not be read."""
 
     format: str
     conversations: list[Conversation]
+    skipped: list[Skipped] = field(default_factory=list)
+    skipped_count: int = 0
 
 
 @transaction.atomic
 def import_file(*, user: Any, source: IO[bytes]) -> Imported:
-    """Import every conversation of a file (any format import_formats reads) for `user`;
-    all or nothing. Memory holds one conversation at a time."""
-    stored: list[Conversation] = []
+    """Import every conversation of a file (any format import_formats reads) for `user`.
+    One that cannot be read or stored is skipped whole and listed; a file with none that
+    can be is refused (400, naming where the first one failed). Memory holds one
+    conversation at a time."""
+    imported = Imported(format="", conversations=[])
     formats: set[str] = set()
-    for index, (fmt, data) in enumerate(
-        read_conversations(
-            source,
-            max_bytes=max_import_file_bytes(),
-            max_conversation_bytes=max_import_bytes(),
-        )
+    first_failure = ""
+    for entry in read_conversations(
+        source, max_bytes=max_import_file_bytes(), max_conversation_bytes=max_import_bytes()
     ):
-        if index >= MAX_CONVERSATIONS:
+        if entry.index >= MAX_CONVERSATIONS:
             raise InvalidImport(f"file: more than {MAX_CONVERSATIONS} conversations.")
-        formats.add(fmt)
-        where = f"conversations[{index}]" if index or fmt != "chatsite" else ""
-        stored.append(store_conversation(user=user, export=validate_export(data, where=where)))
-    if not stored:
-        raise InvalidImport("file: it holds no conversation.")
-    return Imported(format="+".join(sorted(formats)), conversations=stored)
+        try:
+            if entry.data is None:
+                raise InvalidImport(f"{entry.where}: {entry.reason}")
+            # This app's file of one conversation names fields from its top.
+            where = "" if entry.where == "file" and entry.format == OURS else entry.where
+            export = validate_export(entry.data, where=where or "")
+            with transaction.atomic():  # a savepoint: a refused row takes only its own
+                conversation = store_conversation(user=user, export=export)
+        except (InvalidImport, DataError) as exc:
+            message = exc.message if isinstance(exc, InvalidImport) else f"{entry.where}: {exc}"
+            first_failure = first_failure or message
+            imported.skipped_count += 1
+            if len(imported.skipped) < MAX_SKIPPED_LISTED:
+                reason = message.removeprefix(entry.where).lstrip(".: ")
+                imported.skipped.append(Skipped(entry.index, entry.title, reason[:300]))
+            continue
+        formats.add(entry.format)
+        imported.conversations.append(conversation)
+    if not imported.conversations:
+        raise InvalidImport((first_failure or "file: it holds no conversation.")[:300])
+    imported.format = "+".join(sorted(formats))
+    return imported
 
 
 def export_file_schema() -> dict[str, Any]:

@@ -9,7 +9,7 @@ from typing import IO, Any
 
 from asgiref.sync import sync_to_async
 from django.http import HttpRequest, StreamingHttpResponse
-from ninja import Query, Router, Schema, Status
+from ninja import Field, Query, Router, Schema, Status
 
 from conversations import (
     branches,
@@ -114,9 +114,18 @@ async def start_conversation(
     return started.conversation, started
 
 
+class SkippedOut(Schema):
+    index: int = Field(..., description="its place in the file, from 0")
+    title: str
+    reason: str
+
+
 class ImportedPage(Schema):
     items: list[ConversationOut]
     next_cursor: str | None = None
+    skipped: list[SkippedOut] = Field(
+        default_factory=list, description="conversations of the file not imported (≤ 1,000)"
+    )
 
 
 @router.post(
@@ -150,10 +159,11 @@ def import_conversation(request: HttpRequest):
     """
     with _import_source(request) as source:
         imported = imports.import_file(user=request.auth, source=source)
-    if imported.format == "chatsite" and len(imported.conversations) == 1:
+    if imported.format == "chatsite" and len(imported.conversations) == 1 and not imported.skipped:
         return Status(201, conversation_to_dict(imported.conversations[0]))
     items = [conversation_to_dict(c) for c in imported.conversations]
-    return Status(201, {"items": items, "next_cursor": None})
+    skipped = [s.as_dict() for s in imported.skipped]
+    return Status(201, {"items": items, "next_cursor": None, "skipped": skipped})
 
 
 @contextmanager

@@ -91,7 +91,11 @@ def test_claude_export(api):
         shown[0]["content"] == "My dog's name is Bori and I live in Busan.\n\n[attachment: map.txt]"
     )
     assert shown[1]["content"] == "Busan has great beaches for a walk with Bori."
-    assert shown[1]["metadata"]["import"]["notes"] == ["dropped a tool_use block"]
+    # The tool call is kept as a step of the reply, not dropped.
+    assert shown[1]["parts"] == [
+        {"type": "tool_call", "id": "", "name": "web_search", "args": {"q": "Busan beaches"}}
+    ]
+    assert "notes" not in shown[1]["metadata"]["import"]
     assert shown[3]["created_at"].startswith("2025-03-01T09:01:04")
 
 
@@ -143,7 +147,9 @@ def _chatgpt_with(**changes) -> bytes:
     data = json.loads((FIXTURES / "chatgpt_conversations.json").read_text())
     node = data[1]["mapping"]["u1"]["message"]
     for key, value in changes.items():
-        if key == "text":
+        if key == "mapping":
+            data[1]["mapping"] = value
+        elif key == "text":
             node["content"]["parts"] = [value]
         else:
             node[key] = value
@@ -153,10 +159,31 @@ def _chatgpt_with(**changes) -> bytes:
 @pytest.mark.parametrize(
     ("data", "named"),
     [
-        (_chatgpt_with(text="a\u0000b"), "conversations[1].messages.0.content"),
-        (_chatgpt_with(create_time=1e15), "conversations[1].messages.0.created_at"),
-        (_chatgpt_with(create_time=-1e14), "conversations[1].messages.0.created_at"),
-        (_chatgpt_with(text=["not", "text"]), "conversations[1]"),
+        (_chatgpt_with(text="a\u0000b"), "messages.0.content"),
+        (_chatgpt_with(create_time=1e15), "messages.0.created_at"),
+        (_chatgpt_with(create_time=-1e14), "messages.0.created_at"),
+        (_chatgpt_with(text=["not", "text"]), "not a well-formed chatgpt conversation"),
+        (_chatgpt_with(mapping=[]), "not a well-formed chatgpt conversation"),
+    ],
+)
+def test_one_damaged_conversation_is_skipped_and_the_rest_imported(api, alice, data, named):
+    response = upload(api, "conversations.json", data)
+    assert response.status_code == 201, response.content
+    answer = response.json()
+    assert [c["title"] for c in answer["items"]] == ["Dog names"]
+    (skipped,) = answer["skipped"]
+    assert (skipped["index"], skipped["title"]) == (1, "자기소개")
+    assert skipped["reason"].startswith(named), skipped["reason"]
+    # Nothing of the damaged one is stored; the good one whole.
+    assert list(Conversation.objects.filter(created_by=alice).values_list("title", flat=True)) == [
+        "Dog names"
+    ]
+    assert Message.objects.count() == answer["items"][0]["message_count"] == 4
+
+
+@pytest.mark.parametrize(
+    ("data", "named"),
+    [
         (
             b'[{"mapping": {"a": {"message": {"author": {"role": "user"}, "content": '
             b'{"parts": ["x"]}}, "parent": "b"}, "b": {"message": {"author": {"role": "user"}, '
@@ -174,7 +201,7 @@ def _chatgpt_with(**changes) -> bytes:
         (b"PK\x03\x04 not really a zip", "file"),
     ],
 )
-def test_bad_files_are_refused_naming_the_place_and_store_nothing(api, alice, data, named):
+def test_a_file_with_nothing_readable_is_refused_naming_the_place(api, alice, data, named):
     response = upload(api, "conversations.json", data)
     assert response.status_code == 400, response.content
     error = response.json()["error"]
@@ -204,18 +231,41 @@ def test_size_limits_hold_inside_a_zip_and_per_conversation(api, alice, settings
     response = upload(api, "bomb.zip", archive.getvalue())
     assert response.status_code == 413
     settings.CHAT_IMPORT_MAX_FILE_BYTES = 10_000_000
-    settings.CHAT_IMPORT_MAX_BYTES = 2_000
-    big = _chatgpt_with(text="x" * 5_000)
-    response = upload(api, "conversations.json", big)
+    # One conversation over the limit is passed over (never built); the rest imports.
+    settings.CHAT_IMPORT_MAX_BYTES = 8_000
+    response = upload(api, "conversations.json", _chatgpt_with(text="x" * 20_000))
+    assert response.status_code == 201, response.content
+    assert [c["title"] for c in response.json()["items"]] == ["Dog names"]
+    assert response.json()["skipped"] == [
+        {"index": 1, "title": "", "reason": "larger than 8000 bytes"}
+    ]
+    # One string larger than a conversation may be (the parser would hold it whole) is
+    # refused with the file.
+    response = upload(api, "conversations.json", _chatgpt_with(text="x" * 500_000))
     assert response.status_code == 413
-    assert not Conversation.objects.filter(created_by=alice).exists()
+    assert Conversation.objects.filter(created_by=alice).count() == 1
+    # This app's file of one conversation over the limit.
+    settings.CHAT_IMPORT_MAX_BYTES = 2_000
+    ours = json.dumps(
+        {
+            "format": "chatsite.conversation",
+            "version": 1,
+            "conversation": {},
+            "messages": [{"sequence_number": 1, "role": "user", "content": "x" * 5_000}],
+        }
+    ).encode()
+    assert upload(api, "ours.json", ours).status_code == 413
 
 
-def test_one_bad_conversation_stores_none_of_the_others(api, alice):
-    response = upload(api, "conversations.json", _chatgpt_with(text="ok\u0000"))
-    assert response.status_code == 400
-    assert "conversations[1]" in response.json()["error"]["message"]
-    assert not Conversation.objects.filter(created_by=alice).exists()
+def test_a_file_that_breaks_off_keeps_what_came_before(api, alice):
+    whole = (FIXTURES / "chatgpt_conversations.json").read_bytes()
+    cut = whole[: whole.index(b'"\xec\x9e\x90\xea\xb8\xb0')]  # inside the second one
+    response = upload(api, "conversations.json", cut)
+    assert response.status_code == 201, response.content
+    answer = response.json()
+    assert [c["title"] for c in answer["items"]] == ["Dog names"]
+    (skipped,) = answer["skipped"]
+    assert skipped["index"] == 1 and skipped["reason"].startswith("not valid JSON from here on")
 
 
 def test_a_lone_surrogate_in_one_conversation_file_is_refused(api, alice):
