@@ -19,6 +19,9 @@ from agent.steps import MODEL_FAULTS, OTHER_TOOL, STEPS, TOOL_WORDS, count_of, f
 
 JS_CATALOG = Path("static/js/step_catalog.js")
 DETAIL_CHARS = 2000
+# A `thinking` part with this step holds a model's own reasoning (its `content`, and
+# `seconds` when known): shown folded above the reply, never listed among its steps.
+REASONING = "reasoning"
 
 
 def step_code(part: Any) -> str | None:

@@ -25,6 +25,8 @@ import json
 import re
 from typing import Any
 
+from conversations.steps import REASONING
+
 from . import common
 from .common import Node
 
@@ -102,6 +104,10 @@ def _node(node_id: str, node: dict[str, Any], mapping: dict[str, Any], default_m
         return Node(id=node_id, parent_id=parent, role=None)
 
     text, notes = _text(kind, content)
+    for attachment in meta.get("attachments") or []:
+        name = attachment.get("name") or "file" if isinstance(attachment, dict) else "file"
+        text += f"\n\n[attachment: {name}]"
+        notes.append(f"attachment {name} kept as its name only")
     hidden = bool(meta.get("is_visually_hidden_from_conversation"))
     if role not in ("user", "assistant", "system") or hidden or not text.strip():
         what = _hidden_what(role, kind, text)
@@ -140,7 +146,7 @@ def _time_the_thoughts(nodes: list[Node], mapping: dict[str, Any]) -> None:
             found = RECAP_SECONDS.search(str(content.get("content") or ""))
             seconds = int(found.group(1)) if found else None
         for part in parts:
-            if part.get("step") == "reasoning" and "seconds" not in part:
+            if part.get("step") == REASONING and "seconds" not in part:
                 part.update(common.reasoning(part["content"], seconds=seconds))
 
 
@@ -157,6 +163,8 @@ def _text(kind: str, content: dict[str, Any]) -> tuple[str, list[str]]:
         for part in content.get("parts") or []:
             if isinstance(part, str):
                 texts.append(part)
+            elif isinstance(part, dict) and part.get("content_type") == "audio_transcription":
+                texts.append(str(part.get("text") or ""))  # what was said aloud, as text
             elif not isinstance(part, dict):
                 raise ValueError("a message part is neither text nor an object")
             else:

@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from conversations.models import INSTRUCTIONS_MAX_CHARS
+from conversations.steps import REASONING
 
 MODEL_MAX_CHARS = 100
 TITLE_MAX_CHARS = 200
@@ -77,7 +78,7 @@ def text_of(value: Any) -> str:
 
 def reasoning(text: str, *, seconds: Any = None) -> dict[str, Any]:
     """A `thinking` part holding a model's reasoning (shown folded above the reply)."""
-    part: dict[str, Any] = {"type": "thinking", "step": "reasoning", "content": text.strip()}
+    part: dict[str, Any] = {"type": "thinking", "step": REASONING, "content": text.strip()}
     number = isinstance(seconds, int | float) and not isinstance(seconds, bool)
     if number and math.isfinite(seconds) and 0 <= seconds < 10**7:
         part["seconds"] = round(seconds)
@@ -112,7 +113,7 @@ def _what(part: dict[str, Any]) -> str:
         return f"a call to {name}"
     if part["type"] == "tool_result":
         return f"the result of {name}"
-    return "reasoning"
+    return REASONING
 
 
 def build(
@@ -164,6 +165,20 @@ def build(
     return [_export_shape(node, source) for node in ordered], current
 
 
+def newest_leaf(messages: list[dict[str, Any]]) -> str | None:
+    """The id of the leaf written last (for a file that names no current message: the
+    branch its app would open on)."""
+    parents = {m["parent_id"] for m in messages}
+    leaves = [m for m in messages if m["id"] not in parents]
+    if not leaves:
+        return None
+    return max(leaves, key=lambda m: (_sort_key_of(m.get("created_at")), m["id"]))["id"]
+
+
+def _sort_key_of(created: Any) -> str:
+    return created if isinstance(created, str) else ""
+
+
 def _numbered(kept: list[Node], *, children_of: dict[str, list[Node]]) -> list[Node]:
     """Kept nodes in an order where each comes after its parent, oldest first among the
     ready ones (the file's sequence numbers)."""
@@ -187,7 +202,7 @@ def _numbered(kept: list[Node], *, children_of: dict[str, list[Node]]) -> list[N
 
 
 def _sort_key(node: Node) -> str:
-    return node.created_at if isinstance(node.created_at, str) else ""
+    return _sort_key_of(node.created_at)
 
 
 def _nearest_kept(

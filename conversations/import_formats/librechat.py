@@ -51,7 +51,7 @@ def read(item: dict[str, Any]) -> dict[str, Any]:
         title=item.get("title"),
         created_at=item.get("createdAt") or (messages[0]["created_at"] if messages else None),
         messages=messages,
-        current=None,  # the newest leaf, as LibreChat shows it
+        current=common.newest_leaf(messages),  # LibreChat opens on the latest message
         notes=notes,
         **settings,
     )

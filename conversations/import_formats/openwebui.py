@@ -64,7 +64,9 @@ def read(item: dict[str, Any]) -> dict[str, Any]:
     nodes = [_node(raw) for raw in found]
     messages, current_id = common.build(nodes, source=NAME, leaf=current)
     params = chat.get("params") if isinstance(chat.get("params"), dict) else {}
+    models = chat.get("models") if isinstance(chat.get("models"), list) else []
     settings, notes = common.settings(
+        model=models[0] if len(models) == 1 else None,  # an arena of several: none
         system_prompt=chat.get("system") or params.get("system"),
         temperature=params.get("temperature"),
     )

@@ -13,8 +13,10 @@ from django.utils.safestring import SafeString, mark_safe
 
 from conversations import steps
 from conversations.rendering import render_markdown
+from conversations.steps import REASONING
 
 register = template.Library()
+WEB_URL = re.compile(r"https?://[^\s\"'<>]+")
 
 
 @register.filter(name="markdown")
@@ -37,6 +39,25 @@ def parts_of(message: Any, kinds: str) -> list[dict[str, Any]]:
 
 
 @register.filter
+def steps_of(message: Any) -> list[dict[str, Any]]:
+    """Return a reply's steps (thinking, tool calls and results), its reasoning aside."""
+    found = parts_of(message, "thinking,tool_call,tool_result")
+    return [part for part in found if part.get("step") != REASONING]
+
+
+@register.filter
+def reasoning_of(message: Any) -> dict[str, Any] | None:
+    """Return a reply's reasoning (a model's thoughts before it answered, as imports keep
+    them): `{"content": the thoughts, one block each, "seconds": how long, if known}`."""
+    found = [p for p in parts_of(message, "thinking") if p.get("step") == REASONING]
+    texts = [p["content"] for p in found if isinstance(p.get("content"), str) and p["content"]]
+    if not texts:
+        return None
+    timed = [p["seconds"] for p in found if isinstance(p.get("seconds"), int)]
+    return {"content": "\n\n---\n\n".join(texts), "seconds": sum(timed) if timed else None}
+
+
+@register.filter
 def sources_of(message: Any) -> list[dict[str, Any]]:
     """Return the documents a reply used, from its `references` parts."""
     items: list[dict[str, Any]] = []
@@ -47,9 +68,12 @@ def sources_of(message: Any) -> list[dict[str, Any]]:
 
 
 def _safe_source(item: dict[str, Any]) -> dict[str, Any]:
-    """Keep a source's link only when it points into our own documents pages."""
+    """Keep a source's link only when it points into our own documents pages, or is a web
+    page (an imported reply's citation)."""
     url = item.get("url")
     if isinstance(url, str) and url.startswith("/documents/") and "//" not in url:
+        return item
+    if isinstance(url, str) and WEB_URL.fullmatch(url):
         return item
     return {key: value for key, value in item.items() if key != "url"}
 

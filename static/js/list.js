@@ -1,6 +1,6 @@
 // The list page: filters, infinite scroll, bulk actions, projects, live updates.
 import { api, download, upload } from "./api.js";
-import { confirmDialog, parseFragment, toast } from "./dom.js";
+import { confirmDialog, el, parseFragment, toast } from "./dom.js";
 import { _, format, ngettext } from "./i18n.js";
 import { onListEvent } from "./live.js";
 
@@ -204,6 +204,19 @@ const IMPORT_REFUSALS = {
   too_long: () => _("This file is too large to import."),
   rate_limited: () => _("Too many requests at once; wait a moment and try again."),
 };
+// What a file held that could not be imported, by title (the API's reasons are for
+// developers); closes on OK.
+function reportSkipped(imported, skipped) {
+  const dialog = document.getElementById("import-report");
+  dialog.querySelector("h2").textContent = imported;
+  const list = dialog.querySelector(".import-skipped");
+  list.replaceChildren(...skipped.map((entry) => el("li", {
+    text: entry.title || format(_("Untitled conversation (number %(n)s in the file)"), { n: entry.index + 1 }),
+  })));
+  dialog.showModal();
+  return new Promise((resolve) => dialog.addEventListener("close", resolve, { once: true }));
+}
+
 const importFile = document.getElementById("import-file");
 if (importFile) {
   importFile.addEventListener("change", async () => {
@@ -213,8 +226,15 @@ if (importFile) {
     try {
       const answer = await upload("/conversations/import", file);
       const items = answer.items || [answer];
-      if (items.length === 1) { window.location.href = `/conversations/${items[0].id}/`; return; }
-      toast(format(ngettext("Imported %(n)s conversation.", "Imported %(n)s conversations.", items.length), { n: items.length }));
+      const skipped = answer.skipped || [];
+      if (items.length === 1 && !skipped.length) { window.location.href = `/conversations/${items[0].id}/`; return; }
+      const imported = format(ngettext("Imported %(n)s conversation.", "Imported %(n)s conversations.", items.length), { n: items.length });
+      if (skipped.length) {
+        await reportSkipped(imported, skipped);
+        window.location.reload();
+        return;
+      }
+      toast(imported);
       setTimeout(() => window.location.reload(), 800);
     } catch (error) {
       toast((IMPORT_REFUSALS[error.code] || (() => _("The import failed.")))(), { error: true });
