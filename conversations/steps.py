@@ -80,7 +80,8 @@ def step_details(part: Any) -> list[dict[str, str]]:
         args = part.get("args", params.get("args"))
         if not args:
             return []
-        value = json.dumps(args, ensure_ascii=False)
+        # An imported call may hold its input as the text it was (ChatGPT's tools).
+        value = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
         return [{"label": gettext("Input"), "value": value[:DETAIL_CHARS]}]
     if not (code.startswith("tool.") and code.endswith(".done")):
         return []

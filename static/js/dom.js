@@ -49,6 +49,12 @@ export function toast(text, { error = false } = {}) {
   toastTimer = setTimeout(() => { node.hidden = true; }, 4000);
 }
 
+export function clearToast() {
+  const node = document.getElementById("toast");
+  if (node) node.hidden = true;
+  clearTimeout(toastTimer);
+}
+
 export async function copyText(text) {
   try {
     await navigator.clipboard.writeText(text);

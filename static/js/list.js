@@ -1,6 +1,6 @@
 // The list page: filters, infinite scroll, bulk actions, projects, live updates.
 import { api, download, upload } from "./api.js";
-import { confirmDialog, el, parseFragment, toast } from "./dom.js";
+import { clearToast, confirmDialog, el, parseFragment, toast } from "./dom.js";
 import { _, format, ngettext } from "./i18n.js";
 import { onListEvent } from "./live.js";
 
@@ -213,6 +213,7 @@ function reportSkipped(imported, skipped) {
   list.replaceChildren(...skipped.map((entry) => el("li", {
     text: entry.title || format(_("Untitled conversation (number %(n)s in the file)"), { n: entry.index + 1 }),
   })));
+  clearToast();
   dialog.showModal();
   return new Promise((resolve) => dialog.addEventListener("close", resolve, { once: true }));
 }

@@ -44,7 +44,8 @@ export function stepDetails(step) {
   if (code.startsWith("tool.") && code.endsWith(".call")) {
     const args = step.args ?? params.args;
     if (!args || (typeof args === "object" && !Object.keys(args).length)) return [];
-    return [{ label: _("Input"), value: JSON.stringify(args).slice(0, DETAIL_CHARS) }];
+    const value = typeof args === "string" ? args : JSON.stringify(args);  // an imported call's text as it was
+    return [{ label: _("Input"), value: value.slice(0, DETAIL_CHARS) }];
   }
   if (!(code.startsWith("tool.") && code.endsWith(".done"))) return [];
   const output = step.code == null ? step.content : step.output || params.result;
