@@ -38,6 +38,8 @@ STRAY_MARKER = re.compile("【[^】]{0,80}†[^】]{0,80}】|\ue200[^\ue201]{0,2
 PRIVATE_USE = re.compile("[\ue200-\ue204]")
 RECAP_SECONDS = re.compile(r"(\d+)\s*s")
 CUT = {"interrupted": "interrupted", "max_tokens": "max_tokens"}
+# Distinct citation markers turned into links in one reply (each is a pass over its text).
+MAX_MARKERS = 500
 
 
 def matches(item: dict[str, Any]) -> bool:
@@ -223,6 +225,9 @@ def _hidden_what(role: Any, kind: str, text: str) -> str:
 def _with_citations(text: str, meta: dict[str, Any]) -> tuple[str, list[dict[str, Any]], list[str]]:
     """The reply's text with its citation markers as Markdown links to the sources, a
     `references` part listing them, and notes for markers whose source is unknown."""
+    cited = meta.get("citations") or meta.get("content_references")
+    if not cited and "【" not in text and PRIVATE_USE.search(text) is None:
+        return text, [], []  # most replies: nothing to do
     sources: dict[str, list[dict[str, str]]] = {}
     for citation in meta.get("citations") or []:
         start, end = citation.get("start_ix"), citation.get("end_ix")
@@ -246,7 +251,7 @@ def _with_citations(text: str, meta: dict[str, Any]) -> tuple[str, list[dict[str
             sources.setdefault(marker, []).extend(found)
         elif reference.get("type") in ("hidden", "sources_footnote", "nav_list"):
             plain[marker] = ""
-    for marker in sorted(sources, key=len, reverse=True):
+    for marker in sorted(sources, key=len, reverse=True)[:MAX_MARKERS]:
         text = _replace(text, marker, _links(sources[marker]))
     for marker, words in plain.items():
         text = text.replace(marker, words)

@@ -28,9 +28,9 @@ from . import common
 from .common import Node
 
 NAME = "openwebui"
-DETAILS = re.compile(
-    r'<details\s+type="(?P<type>[^"]*)"(?P<attrs>[^>]*)>(?P<body>.*?)</details>[ \t]*\n?', re.S
-)
+# The opening tag of a block Open WebUI wrote (a plain <details> a model wrote is words).
+DETAILS_HEAD = re.compile(r'<details\s+type="(?P<type>[\w:-]*)"(?P<attrs>[^>]*)>')
+CLOSE = "</details>"
 ATTRIBUTE = re.compile(r'([\w-]+)="([^"]*)"')
 SUMMARY = re.compile(r"^\s*<summary>.*?</summary>\s*", re.S)
 THINK = re.compile(r"^\s*<(think|thinking|reasoning)>(.*?)</\1>\s*", re.S)
@@ -130,30 +130,49 @@ def _from_markup(text: str) -> tuple[str, list[dict[str, Any]], list[str]]:
         parts.append(common.reasoning(think.group(2)))
         text = text[think.end() :]
 
-    def take(found: re.Match[str]) -> str:
-        kind = found.group("type")
-        attrs = {k: html.unescape(v) for k, v in ATTRIBUTE.findall(found.group("attrs"))}
-        body = SUMMARY.sub("", found.group("body"), count=1)
-        if kind == "reasoning":
-            parts.append(common.reasoning(_unquote(body), seconds=_number(attrs.get("duration"))))
-        elif kind == "tool_calls":
-            parts.extend(_tool_calls(attrs))
-        elif kind == "code_interpreter":
-            code = FENCE.match(body.strip())
-            call_id = attrs.get("id") or f"code-{len(parts)}"
-            parts.append(
-                common.tool_call(
-                    call_id, "code_interpreter", {"code": code.group(1) if code else body}
-                )
-            )
-            if "output" in attrs:
-                output = _json(attrs["output"])
-                parts.append(common.tool_result(call_id, "code_interpreter", output))
-        else:
-            notes.append(f"dropped a {kind or 'untyped'} block")
-        return ""
+    kept: list[str] = []
+    position = 0
+    last_bracket = text.rfind(">")
+    # One pass with find(): a regex over text with many unclosed tags would go quadratic.
+    # Every head tried ends at a ">" (there is one after it), so each is read once.
+    while (start := text.find("<details", position)) >= 0 and start < last_bracket:
+        head = DETAILS_HEAD.match(text, start)
+        if head is None:  # a <details> of the reply's own words
+            kept.append(text[position : start + 1])
+            position = start + 1
+            continue
+        close = text.find(CLOSE, head.end())
+        if close < 0:  # no block closes after this one: the rest is words
+            break
+        kept.append(text[position:start])
+        _take(head["type"], head["attrs"], text[head.end() : close], parts, notes)
+        position = close + len(CLOSE)
+        if text.startswith("\n", position):
+            position += 1
+    kept.append(text[position:])
+    return "".join(kept), parts, notes
 
-    return DETAILS.sub(take, text), parts, notes
+
+def _take(
+    kind: str, raw_attrs: str, body: str, parts: list[dict[str, Any]], notes: list[str]
+) -> None:
+    """Turn one `<details type=…>` block into parts."""
+    attrs = {k: html.unescape(v) for k, v in ATTRIBUTE.findall(raw_attrs)}
+    body = SUMMARY.sub("", body, count=1)
+    if kind == "reasoning":
+        parts.append(common.reasoning(_unquote(body), seconds=_number(attrs.get("duration"))))
+    elif kind == "tool_calls":
+        parts.extend(_tool_calls(attrs))
+    elif kind == "code_interpreter":
+        code = FENCE.match(body.strip())
+        call_id = attrs.get("id") or f"code-{len(parts)}"
+        args = {"code": code.group(1) if code else body}
+        parts.append(common.tool_call(call_id, "code_interpreter", args))
+        if "output" in attrs:
+            output = _json(attrs["output"])
+            parts.append(common.tool_result(call_id, "code_interpreter", output))
+    else:
+        notes.append(f"dropped a {kind or 'untyped'} block")
 
 
 def _unquote(body: str) -> str:

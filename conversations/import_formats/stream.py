@@ -27,8 +27,7 @@ from .errors import InvalidImport
 ZIP_MAGIC = b"PK\x03\x04"
 # Deeper than any export of these apps; stored JSON (parts, metadata) is held to 32 levels.
 MAX_DEPTH = 64
-# What one parse event costs besides its text (a key, a number, a bracket), in bytes.
-EVENT_BYTES = 8
+DEPTH_CHANGE = {"start_map": 1, "start_array": 1, "end_map": -1, "end_array": -1}
 # How far the parser reads ahead of the value it is on (ijson reads 64 KiB at a time).
 READ_AHEAD = 2 * 65536
 
@@ -147,36 +146,40 @@ def _read_json(stream: BoundedReader, max_item_bytes: int) -> Iterator[Item]:
 def _array_items(stream: BoundedReader, max_item_bytes: int) -> Iterator[Item]:
     """Yield each item of the top-level array, built one at a time. Nesting deeper than
     MAX_DEPTH is refused before it is built (ijson's own prefixes grow with the square of
-    the depth); an item over `max_item_bytes` is read past, not built."""
+    the depth); an item whose text passes `max_item_bytes` is read past, not built. (The
+    loop runs once per JSON token of the file: kept to a few operations each.)"""
     level = 0
-    builder: ObjectBuilder | None = None
+    add = None  # the builder's `event` while an item is being built
+    builder = ObjectBuilder()
     size = 0
-    oversized = False
+    skipping = False
     try:
         for event, value in ijson.basic_parse(stream, use_float=True):
             stream.since_value = 0
-            if event in ("start_map", "start_array"):
-                level += 1
+            change = DEPTH_CHANGE.get(event)
+            if change:
+                level += change
                 if level > MAX_DEPTH:
                     raise InvalidImport(f"file: JSON nested deeper than {MAX_DEPTH} levels.")
-                if level == 2:
-                    builder, size, oversized = ObjectBuilder(), 0, False
-            elif event in ("end_map", "end_array"):
-                level -= 1
-            if builder is not None:
-                size += len(value) if isinstance(value, str) else EVENT_BYTES
-                if size > max_item_bytes:
-                    builder, oversized = None, True
-                else:
-                    builder.event(event, value)
-            if level == 1 and event not in ("start_array", "start_map"):
-                if oversized:
-                    yield Oversized(max_item_bytes)
-                    oversized = False
-                elif builder is not None:
+                if level == 2 and change == 1:
+                    builder = ObjectBuilder()
+                    add, size, skipping = builder.event, 0, False
+            if add is not None:
+                if value.__class__ is str:
+                    size += len(value)
+                    if size > max_item_bytes:
+                        add, skipping = None, True
+                        continue
+                add(event, value)
+                if level == 1:
                     yield builder.value
-                    builder = None
-                elif event not in ("end_map", "end_array"):
+                    add = None
+            elif level == 1 and change != 1:
+                if skipping:
+                    if change == -1:
+                        yield Oversized(max_item_bytes)
+                        skipping = False
+                elif not change:
                     yield value  # a scalar where a conversation goes (not one)
     except (ijson.JSONError, UnicodeDecodeError, ValueError, RecursionError) as exc:
         yield Broken(f"not valid JSON from here on: {exc}"[:300])
