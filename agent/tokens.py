@@ -52,7 +52,34 @@ def _estimate_cached(text: str) -> float:
     return _estimate(text)
 
 
+# The same pieces counted class by class: a findall per class is far faster than a match
+# per Hangul syllable (every weight is a multiple of 1/4, so the sums are exact in any order).
+_CJK_CHAR = re.compile(
+    "[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]"
+)
+_WORD = re.compile(r"[A-Za-z]+")
+_DIGITS = re.compile(r"[0-9]+")
+_OTHER_CHAR = re.compile(
+    "[^\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f"
+    "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+    "A-Za-z0-9\\s]"
+)
+
+
 def _estimate(text: str) -> float:
+    total = float(len(_CJK_CHAR.findall(text)))  # one token per syllable or character
+    for word in _WORD.findall(text):
+        total += _word_tokens(len(word))
+    for digits in _DIGITS.findall(text):
+        total += math.ceil(len(digits) / 3)
+    for piece in _OTHER_CHAR.findall(text):
+        # Punctuation is usually one token; emoji and rare scripts take more.
+        total += 1.0 if ord(piece) < 0x3000 else len(piece.encode("utf-8")) / 2
+    return total
+
+
+def _estimate_by_pieces(text: str) -> float:
+    """The definition `_estimate` computes faster (kept for the test that compares them)."""
     total = 0.0
     for match in _PIECE.finditer(text):
         kind = match.lastgroup

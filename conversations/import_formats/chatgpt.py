@@ -106,8 +106,8 @@ def _node(node_id: str, node: dict[str, Any], mapping: dict[str, Any], default_m
         return Node(id=node_id, parent_id=parent, role=None)
 
     text, notes = _text(kind, content)
-    for attachment in meta.get("attachments") or []:
-        name = attachment.get("name") or "file" if isinstance(attachment, dict) else "file"
+    for attachment in _objects(meta.get("attachments")):
+        name = common.label(attachment.get("name"), 255) or "file"
         text += f"\n\n[attachment: {name}]"
         notes.append(f"attachment {name} kept as its name only")
     hidden = bool(meta.get("is_visually_hidden_from_conversation"))
@@ -229,24 +229,26 @@ def _with_citations(text: str, meta: dict[str, Any]) -> tuple[str, list[dict[str
     if not cited and "【" not in text and PRIVATE_USE.search(text) is None:
         return text, [], []  # most replies: nothing to do
     sources: dict[str, list[dict[str, str]]] = {}
-    for citation in meta.get("citations") or []:
+    for citation in _objects(meta.get("citations")):
         start, end = citation.get("start_ix"), citation.get("end_ix")
         if not (isinstance(start, int) and isinstance(end, int) and 0 <= start < end):
             continue
         marker = text[start:end]
-        found = _source(citation.get("metadata") or {})
-        if marker.strip() and found:
+        found = (
+            _source(citation["metadata"]) if isinstance(citation.get("metadata"), dict) else None
+        )
+        if found and _is_marker(marker):
             sources.setdefault(marker, []).append(found)
     plain: dict[str, str] = {}  # markers that stand for words (a name), not a source
-    for reference in meta.get("content_references") or []:
+    for reference in _objects(meta.get("content_references")):
         marker = reference.get("matched_text")
-        if not isinstance(marker, str) or not marker.strip() or marker not in text:
+        if not isinstance(marker, str) or not _is_marker(marker) or marker not in text:
             continue
         if reference.get("type") == "alt_text":
             plain[marker] = reference.get("alt") if isinstance(reference.get("alt"), str) else ""
             continue
-        items = reference.get("items") or [reference]
-        found = [s for s in (_source(i) for i in items if isinstance(i, dict)) if s]
+        items = _objects(reference.get("items")) or [reference]
+        found = [s for s in map(_source, items) if s]
         if found:
             sources.setdefault(marker, []).extend(found)
         elif reference.get("type") in ("hidden", "sources_footnote", "nav_list"):
@@ -264,6 +266,17 @@ def _with_citations(text: str, meta: dict[str, Any]) -> tuple[str, list[dict[str
             listed.setdefault(source["url"] or source["title"], source)
     parts = [{"type": "references", "items": list(listed.values())}] if listed else []
     return text, parts, notes
+
+
+def _is_marker(text: str) -> bool:
+    """Whether `text` is a citation marker (never words: a wrong index must not turn a
+    word of the reply into a link)."""
+    return STRAY_MARKER.fullmatch(text) is not None or PRIVATE_USE.search(text) is not None
+
+
+def _objects(value: Any) -> list[dict[str, Any]]:
+    """The objects of a list the export may leave out, set to null, or get wrong."""
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
 
 
 def _source(meta: dict[str, Any]) -> dict[str, str] | None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage
 
 from agent.tokens import (
@@ -49,3 +51,12 @@ def test_calibration_moves_toward_the_server_figure_and_stays_bounded():
 def test_language_detection():
     assert detect_language(["안녕하세요, my friend 철수"]) == "ko"
     assert detect_language(["hello there"]) == "en"
+
+
+@given(st.text(alphabet=st.characters(codec="utf-8"), max_size=300))
+@settings(max_examples=300, deadline=None)
+def test_the_fast_estimate_counts_exactly_what_the_piece_by_piece_definition_does(text):
+    from agent.tokens import _estimate, _estimate_by_pieces
+
+    mixed = text + " 한국어 문장과 English words 12345 😀."
+    assert _estimate(mixed) == _estimate_by_pieces(mixed)

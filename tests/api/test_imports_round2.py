@@ -5,6 +5,7 @@ entry that costs only itself. The fixtures are exports we wrote in each app's sh
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -205,3 +206,81 @@ def test_the_page_folds_the_reasoning_above_a_clean_reply(api, alice_client):
     assert "&lt;details" not in page and "Tool Executed" not in page
     # The tool call is a step in the reply's details, with what it was given.
     assert "get_weather" in page and "Busan: 31°C, sunny" in page
+
+
+def _fixture(name: str):
+    return json.loads((FIXTURES / name).read_text())
+
+
+def _upload(api, data) -> dict:
+    body = json.dumps(data).encode()
+    response = api.client.post(
+        "/api/v1/conversations/import",
+        {"file": SimpleUploadedFile("export.json", body)},
+        headers=api.headers,
+    )
+    return response
+
+
+def test_a_wrong_citation_index_never_turns_a_word_into_a_link(api):
+    data = _fixture("chatgpt_browsing.json")
+    reply = data[0]["mapping"]["a1"]["message"]
+    reply["metadata"]["citations"][0].update(start_ix=10, end_ix=13)  # "has" not a marker
+    reply["metadata"]["citations"].append({"start_ix": -5, "end_ix": "x", "metadata": None})
+    data[0]["mapping"]["a2"]["message"]["metadata"]["content_references"] = "not a list"
+    response = _upload(api, data)
+    assert response.status_code == 201, response.content
+    shown = by_import_id(messages_of(api, response.json()["items"][0]["id"]))
+    # The marker had no usable source: removed, and the reply says so; "has" stays a word.
+    assert shown["a1"]["content"] == "Busan has about 3.3 million people."
+    assert shown["a1"]["metadata"]["import"]["notes"] == [
+        "removed 1 citation marker(s) without a source"
+    ]
+    assert_clean(list(shown.values()))
+
+
+def test_settings_out_of_range_are_noted_and_never_cost_the_conversation(api):
+    data = _fixture("librechat_tree_options.json")
+    data["options"].update(temperature="hot", promptPrefix="Be brief. " * 1000)
+    response = _upload(api, data)
+    assert response.status_code == 201, response.content
+    (conversation,) = response.json()["items"]
+    assert conversation["temperature"] is None
+    assert len(conversation["system_prompt"]) == 8000
+    first = messages_of(api, conversation["id"])[0]
+    assert first["metadata"]["import"]["notes"] == [
+        "the instructions were cut to 8000 characters",
+        "the temperature hot was not kept (0 to 2)",
+    ]
+
+
+def test_what_a_row_cannot_hold_in_a_reasoning_costs_only_its_conversation(api, alice):
+    data = _fixture("openwebui_reasoning.json")
+    data[0]["chat"]["history"]["messages"]["d2"]["content"] = data[0]["chat"]["history"][
+        "messages"
+    ]["d2"]["content"].replace("July.", "July.\u0000")
+    data[1]["chat"]["history"]["messages"]["o2"]["output"].extend([7, None, {"type": 3}])
+    response = _upload(api, data)
+    assert response.status_code == 201, response.content
+    answer = response.json()
+    assert [c["title"] for c in answer["items"]] == ["Currency"]
+    (skipped,) = answer["skipped"]
+    assert skipped["title"] == "Tomato care" and "NUL" in skipped["reason"]
+    assert Conversation.objects.filter(created_by=alice).count() == 1
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda d: d.update(messagesTree={"not": "a list"}),
+        lambda d: d["messagesTree"][0].update(createdAt="9999-12-31T23:59:59-14:00"),
+        lambda d: d["messagesTree"][0].update(createdAt=253402300800000),
+    ],
+)
+def test_a_single_conversation_file_that_cannot_be_read_is_refused(api, alice, change):
+    data = _fixture("librechat_tree_options.json")
+    change(data)
+    response = _upload(api, data)
+    assert response.status_code == 400, response.content
+    assert response.json()["error"]["code"] == "invalid_import"
+    assert not Conversation.objects.filter(created_by=alice).exists()
