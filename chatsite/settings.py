@@ -327,3 +327,11 @@ KNOWLEDGE_ALLOWED_EXTENSIONS = (".txt", ".md", ".markdown", ".pdf")
 # Chunks are about this many characters, and repeat this many from the chunk before.
 KNOWLEDGE_CHUNK_CHARS = int(os.environ.get("KNOWLEDGE_CHUNK_CHARS", 1200))
 KNOWLEDGE_CHUNK_OVERLAP = int(os.environ.get("KNOWLEDGE_CHUNK_OVERLAP", 200))
+# Embeddings (knowledge/embeddings.py): an OpenAI-compatible /embeddings model when
+# EMBEDDING_MODEL is set (EMBEDDING_BASE_URL / EMBEDDING_API_KEY default to the chat
+# server's); otherwise the bundled multilingual model, which needs no server.
+EMBEDDING_MODEL = os.environ.get("EMBEDDING_MODEL", "")
+EMBEDDING_BASE_URL = os.environ.get("EMBEDDING_BASE_URL", "")
+EMBEDDING_API_KEY = os.environ.get("EMBEDDING_API_KEY", "")
+# An upload's chunks are embedded on a thread after the request (False: before answering).
+KNOWLEDGE_EMBED_IN_BACKGROUND = os.environ.get("KNOWLEDGE_EMBED_IN_BACKGROUND", "1") != "0"

@@ -24,7 +24,7 @@ from agent.threads import MemoryStart
 from agent.tokens import estimate_tokens
 from core.db_async import db_async
 from core.llm_catalog import ModelInfo, amodel_in_force, model_in_force
-from knowledge.retrieval import aretrieve
+from knowledge.hybrid import aretrieve
 from knowledge.selectors import aget_document_section, user_has_documents
 from memories.services import AgentMemory
 

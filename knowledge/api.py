@@ -15,8 +15,8 @@ from core.cursors import decode_keyset, encode_cursor
 from core.schemas import Text
 
 from . import selectors, services
+from .hybrid import retrieve
 from .models import Document
-from .retrieval import retrieve
 
 router = Router(tags=["documents"])
 CURSOR_KEY = "documents"

@@ -62,6 +62,11 @@ class DocumentChunk(models.Model):
     terms = models.TextField(blank=True)
     start = models.PositiveIntegerField(default=0)
     end = models.PositiveIntegerField(default=0)
+    # The chunk's unit vector (float32 bytes, knowledge/embeddings.py) and the model that
+    # made it; empty until embedded (in the background after an upload, or by
+    # `manage.py embed_chunks`), and retrieval then finds it by its words alone.
+    embedding = models.BinaryField(null=True, blank=True, editable=False)
+    embedding_model = models.CharField(max_length=120, blank=True, default="")
 
     class Meta:
         ordering = ["document", "ordinal"]

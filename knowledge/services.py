@@ -10,6 +10,7 @@ from django.db import transaction
 
 from core.errors import Invalid, TooLarge
 
+from . import vectors
 from .chunking import chunk_sections, split_sections
 from .extraction import extract_text, kind_for
 from .models import TITLE_MAX_LENGTH, Document, DocumentChunk
@@ -89,6 +90,7 @@ def upload_document(
     with transaction.atomic():
         document.save()
         DocumentChunk.objects.bulk_create(chunks, batch_size=500)
+        vectors.embed_later(document.id, document.owner_id)
     return document
 
 

@@ -159,6 +159,13 @@ def fast_password_hashing(settings):
 
 
 @pytest.fixture(autouse=True)
+def embed_before_answering(settings):
+    # An upload's chunks are embedded when its transaction commits, on the test's own
+    # thread: no thread outlives the test, and what a test reads next is settled.
+    settings.KNOWLEDGE_EMBED_IN_BACKGROUND = False
+
+
+@pytest.fixture(autouse=True)
 def fresh_model_capabilities():
     # What a fake server refused in one test must not carry over to the next.
     from agent.capabilities import forget_capabilities

@@ -1,0 +1,135 @@
+"""The one ranking of a user's passages: words (knowledge/retrieval.py) and meaning
+(knowledge/vectors.py), fused by reciprocal rank.
+
+Each path ranks sections on its own: the keyword path by its score (full-text rank, IDF
+overlap, heading similarity), the dense path by the cosine of the question's vector and the
+chunk's. A section's fused score is Σ 1 / (RRF_K + rank) over the paths that found it, so
+a passage both find comes first, and one only the dense path finds (a paraphrase, a
+question in the other language) still comes. Every result says which paths found it
+(`found_by`) and how near its meaning was (`similarity`). Chunks not embedded yet are found
+by their words alone.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from asgiref.sync import sync_to_async
+
+from . import embeddings, vectors
+from .models import DocumentChunk
+from .retrieval import MAX_K, RetrievedChunk, passage_url
+from .retrieval import retrieve as keyword_retrieve
+from .scoring import overlap_share, snippet
+from .terms import concepts
+
+RRF_K = 60
+# Sections each path ranks before fusing (the dense path reads a few chunks per section).
+PER_PATH = MAX_K
+DENSE_CHUNKS = 3 * PER_PATH
+
+
+def retrieve(*, user_id: Any, query: str, k: int = 4, scope: Any = None) -> list[RetrievedChunk]:
+    """Return the user's `k` passages that best answer `query`, best first (one per
+    section); with `scope` (a conversation id) the documents attached there count too."""
+    if user_id is None or not (query or "").strip():
+        return []
+    k = max(1, min(int(k), MAX_K))
+    by_words = keyword_retrieve(user_id=user_id, query=query, k=PER_PATH, scope=scope)
+    by_meaning = _dense(user_id, query, scope)
+    fused: dict[tuple[str, int], dict[str, Any]] = {}
+    for rank, found in enumerate(by_words, start=1):
+        entry = fused.setdefault(_section(found), {"chunk": found, "fused": 0.0, "paths": []})
+        entry["fused"] += 1 / (RRF_K + rank)
+        entry["paths"].append("keyword")
+    for rank, found in enumerate(by_meaning, start=1):
+        entry = fused.setdefault(_section(found), {"chunk": found, "fused": 0.0, "paths": []})
+        entry["fused"] += 1 / (RRF_K + rank)
+        entry["paths"].append("dense")
+        entry["chunk"]["similarity"] = found["similarity"]
+    ranked = sorted(fused.values(), key=lambda e: (-e["fused"], e["chunk"]["document_id"]))
+    results = []
+    for entry in ranked[:k]:
+        chunk = entry["chunk"]
+        chunk["fused"] = round(entry["fused"], 6)
+        chunk["found_by"] = entry["paths"]
+        chunk.setdefault("similarity", None)
+        results.append(chunk)
+    return results
+
+
+_aretrieve = sync_to_async(retrieve)
+
+
+async def aretrieve(
+    *, user_id: Any, query: str, k: int = 4, scope: Any = None
+) -> list[RetrievedChunk]:
+    """Return the user's `k` best passages for `query` (async twin of `retrieve`)."""
+    return await _aretrieve(user_id=user_id, query=query, k=k, scope=scope)
+
+
+def _section(found: dict[str, Any]) -> tuple[str, int]:
+    return (found["document_id"], int(found["url"].rsplit("-", 1)[-1]))
+
+
+def _dense(user_id: Any, query: str, scope: Any) -> list[dict[str, Any]]:
+    """The sections whose chunks are nearest the question's meaning, best first."""
+    nearest = vectors.nearest(
+        user_id=user_id,
+        query_vector=embeddings.embed([query])[0],
+        scope=scope,
+        limit=DENSE_CHUNKS,
+    )
+    if not nearest:
+        return []
+    similarity = dict(nearest)
+    rows = {
+        row["id"]: row
+        for row in DocumentChunk.objects.filter(owner_id=user_id, id__in=similarity).values(
+            "id",
+            "document_id",
+            "document__title",
+            "heading",
+            "text",
+            "section_index",
+            "section_number",
+            "section_title",
+        )
+    }
+    items = concepts(query)
+    sections: list[dict[str, Any]] = []
+    seen: set[tuple[str, int]] = set()
+    for chunk_id, _ in nearest:
+        row = rows.get(chunk_id)
+        if row is None:
+            continue
+        key = (str(row["document_id"]), row["section_index"])
+        if key in seen:
+            continue
+        seen.add(key)
+        sections.append(_as_result(row, items, similarity[chunk_id]))
+        if len(sections) == PER_PATH:
+            break
+    return sections
+
+
+def _as_result(row: dict[str, Any], items: list[Any], similarity: float) -> dict[str, Any]:
+    document_id = str(row["document_id"])
+    return {
+        "document_id": document_id,
+        "document_title": row["document__title"],
+        "section": row["heading"],
+        "snippet": snippet(row["text"], items),
+        "score": 0.0,  # the keyword path's score: it did not find this one
+        "overlap": round(
+            overlap_share(items, heading=row["heading"], text=row["text"], weights={}), 4
+        )
+        if items
+        else 0.0,
+        "text": row["text"],
+        "chunk_id": row["id"],
+        "section_number": row["section_number"],
+        "section_title": row["section_title"],
+        "url": passage_url(document_id, row["section_index"]),
+        "similarity": round(similarity, 4),
+    }

@@ -1,0 +1,151 @@
+"""Chunk vectors: computed after an upload (in the background) or by `embed_chunks`, and
+searched exactly, in numpy, over one user's chunks.
+
+No vector index is needed at this scale: a user's matrix (512 floats per chunk) is read
+once per process and kept while it is current — a cheap count over the user's embedded
+chunks tells — then one matrix product ranks every chunk (55,000 chunks: ~110 MB of
+float32 and a few milliseconds). Past a few hundred thousand chunks per user, use a
+vector index (pgvector on a managed PostgreSQL).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import Count, Max, Q
+
+from core import rls
+
+from . import embeddings
+from .models import DocumentChunk
+
+logger = logging.getLogger(__name__)
+BATCH = 256
+CACHED_USERS = 8
+_cache: OrderedDict[tuple[Any, str], tuple[tuple[int, int], np.ndarray, list[int]]] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def chunk_text(chunk: DocumentChunk | dict[str, Any]) -> str:
+    """What a chunk's vector is made of: its heading, then its text."""
+    heading = chunk["heading"] if isinstance(chunk, dict) else chunk.heading
+    text = chunk["text"] if isinstance(chunk, dict) else chunk.text
+    return f"{heading}\n{text}" if heading else text
+
+
+def pending(owner_id: Any = None, document_id: Any = None) -> Any:
+    """The chunks without a vector of the current model (of a user, or a document)."""
+    rows = DocumentChunk.objects.exclude(embedding_model=embeddings.model_id())
+    if owner_id is not None:
+        rows = rows.filter(owner_id=owner_id)
+    if document_id is not None:
+        rows = rows.filter(document_id=document_id)
+    return rows
+
+
+def embed_pending(
+    *,
+    owner_id: Any = None,
+    document_id: Any = None,
+    progress: Callable[[int], None] | None = None,
+) -> int:
+    """Embed every pending chunk, a batch per transaction (so an interrupted run keeps
+    what it did and the next one goes on from there); return how many were embedded."""
+    model = embeddings.model_id()
+    done = 0
+    while True:
+        batch = list(
+            pending(owner_id, document_id).order_by("id").values("id", "heading", "text")[:BATCH]
+        )
+        if not batch:
+            return done
+        vectors = embeddings.embed([chunk_text(row) for row in batch])
+        with transaction.atomic():
+            for row, vector in zip(batch, vectors, strict=True):
+                DocumentChunk.objects.filter(id=row["id"]).update(
+                    embedding=embeddings.to_bytes(vector), embedding_model=model
+                )
+        done += len(batch)
+        if progress is not None:
+            progress(done)
+
+
+def embed_later(document_id: Any, owner_id: Any) -> None:
+    """After the upload commits, embed its chunks on a thread of their own (the request
+    never waits); `KNOWLEDGE_EMBED_IN_BACKGROUND = False` embeds before answering."""
+
+    def run() -> None:
+        try:
+            with rls.as_user(owner_id):
+                embed_pending(owner_id=owner_id, document_id=document_id)
+        except Exception:  # the chunks stay pending: the next run or the command goes on
+            logger.exception("embedding document %s failed", document_id)
+        finally:
+            connection.close()
+
+    if getattr(settings, "KNOWLEDGE_EMBED_IN_BACKGROUND", True):
+        transaction.on_commit(lambda: threading.Thread(target=run, daemon=True).start())
+    else:
+        transaction.on_commit(lambda: embed_pending(owner_id=owner_id, document_id=document_id))
+
+
+def nearest(
+    *, user_id: Any, query_vector: np.ndarray, scope: Any, limit: int
+) -> list[tuple[int, float]]:
+    """Return `(chunk id, cosine)` of the user's `limit` chunks nearest the query, best
+    first (the user's knowledge base, and the documents attached in `scope`)."""
+    ids, matrix = _matrix(user_id)
+    if not ids:
+        return []
+    scores = matrix @ query_vector.astype(np.float32)
+    allowed = _in_scope(user_id, scope, ids)
+    if allowed is not None:
+        scores = np.where(allowed, scores, -np.inf)
+    count = min(limit, len(ids))
+    best = np.argpartition(-scores, count - 1)[:count]
+    best = best[np.argsort(-scores[best])]
+    return [(ids[i], float(scores[i])) for i in best if np.isfinite(scores[i])]
+
+
+def _matrix(user_id: Any) -> tuple[list[int], np.ndarray]:
+    """The user's embedded chunks as ids and a matrix, read again only when they changed."""
+    model = embeddings.model_id()
+    rows = DocumentChunk.objects.filter(owner_id=user_id, embedding_model=model)
+    stamp_row = rows.aggregate(n=Count("id"), top=Max("id"))
+    stamp = (stamp_row["n"], stamp_row["top"] or 0)
+    key = (user_id, model)
+    with _cache_lock:
+        cached = _cache.get(key)
+        if cached is not None and cached[0] == stamp:
+            _cache.move_to_end(key)
+            return cached[2], cached[1]
+    found = list(rows.order_by("id").values_list("id", "embedding"))
+    ids = [row[0] for row in found]
+    matrix = (
+        np.vstack([embeddings.from_bytes(row[1]) for row in found])
+        if found
+        else np.zeros((0, 1), dtype=np.float32)
+    )
+    with _cache_lock:
+        _cache[key] = (stamp, matrix, ids)
+        _cache.move_to_end(key)
+        while len(_cache) > CACHED_USERS:
+            _cache.popitem(last=False)
+    return ids, matrix
+
+
+def _in_scope(user_id: Any, scope: Any, ids: Iterable[int]) -> np.ndarray | None:
+    """Which of `ids` a search in `scope` may return (None: all of them): chunks of the
+    knowledge base, and of documents attached in this conversation."""
+    attached = DocumentChunk.objects.filter(owner_id=user_id).exclude(scope__isnull=True)
+    if not attached.exists():
+        return None
+    outside = set(attached.filter(~Q(scope=scope)).values_list("id", flat=True))
+    return np.fromiter((i not in outside for i in ids), dtype=bool)
