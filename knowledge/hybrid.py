@@ -76,7 +76,7 @@ def _dense(user_id: Any, query: str, scope: Any) -> list[dict[str, Any]]:
     """The sections whose chunks are nearest the question's meaning, best first."""
     nearest = vectors.nearest(
         user_id=user_id,
-        query_vector=embeddings.embed([query])[0],
+        query=lambda: embeddings.embed([query])[0],
         scope=scope,
         limit=DENSE_CHUNKS,
     )

@@ -97,14 +97,16 @@ def embed_later(document_id: Any, owner_id: Any) -> None:
 
 
 def nearest(
-    *, user_id: Any, query_vector: np.ndarray, scope: Any, limit: int
+    *, user_id: Any, query: Callable[[], np.ndarray], scope: Any, limit: int
 ) -> list[tuple[int, float]]:
-    """Return `(chunk id, cosine)` of the user's `limit` chunks nearest the query, best
-    first (the user's knowledge base, and the documents attached in `scope`)."""
+    """Return `(chunk id, cosine)` of the user's `limit` chunks nearest the query's vector
+    (`query()`, made only when the user has embedded chunks: a process whose users have no
+    documents never loads a model), best first; the user's knowledge base, and the
+    documents attached in `scope`."""
     ids, matrix = _matrix(user_id)
     if not ids:
         return []
-    scores = matrix @ query_vector.astype(np.float32)
+    scores = matrix @ query().astype(np.float32)
     allowed = _in_scope(user_id, scope, ids)
     if allowed is not None:
         scores = np.where(allowed, scores, -np.inf)
