@@ -10,11 +10,14 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any, Literal, TypedDict
 
+import numpy as np
+
 from agent.steps import ToolFailed
 from core import sensitive
 from core.db_async import db_async
 from core.errors import Conflict, Invalid, NotFound
 from core.schemas import storable_text
+from knowledge import embeddings
 
 from .ranking import choose_memories, query_concepts, rank
 from .store import get_store
@@ -156,9 +159,35 @@ def delete_memory(*, user_id: Any, memory_id: Any) -> None:
 
 
 def recall_memories(*, user_id: Any, query: str, k: int) -> list[Memory]:
-    """Return at most `k` memories for a turn: those holding the words of `query` first
-    (best first), then the newest."""
-    return choose_memories(query, list_memories(user_id=user_id), k)  # type: ignore[return-value]
+    """Return at most `k` memories relevant to `query` (by words and meaning), best
+    first; none when nothing is."""
+    found = list_memories(user_id=user_id)
+    return choose_memories(query, found, k, nearness=nearness)  # type: ignore[return-value]
+
+
+def nearness(query: str, texts: list[str]) -> list[float]:
+    """The cosine of `query`'s meaning and each text's (memory vectors kept per process)."""
+    if not texts or not query.strip():
+        return [0.0] * len(texts)
+    vectors = _memory_vectors(tuple(texts), embeddings.model_id())
+    return [float(x) for x in vectors @ embeddings.embed([query])[0]]
+
+
+# Memory texts' vectors by (model, text): a user's ≤ 1,000 memories are embedded once per
+# process (~1 s for 1,000), then only the question is, each turn.
+MAX_CACHED_VECTORS = 20_000
+_VECTORS: dict[tuple[str, str], np.ndarray] = {}
+
+
+def _memory_vectors(texts: tuple[str, ...], model: str) -> np.ndarray:
+    found = {t: _VECTORS.get((model, t)) for t in texts}
+    missing = [t for t, vector in found.items() if vector is None]
+    if missing:
+        for text, vector in zip(missing, embeddings.embed(missing), strict=True):
+            found[text] = _VECTORS[(model, text)] = vector
+        while len(_VECTORS) > MAX_CACHED_VECTORS:
+            _VECTORS.pop(next(iter(_VECTORS)), None)
+    return np.vstack([found[t] for t in texts])
 
 
 def forget_memories(*, user_id: Any, query: str) -> list[Memory]:

@@ -101,6 +101,9 @@ async def test_a_deleted_memory_is_gone_from_the_next_request(model, alice):  # 
         [m for m in main_requests(model)[-1]["messages"] if m["role"] == "system"],
         ensure_ascii=False,
     )
+    # Nothing relevant is left: the vegetarian fact is not about lockers, so it stays out.
+    assert reply.metadata["context"]["memories"] == []
+    reply, _ = await ask(alice, conversation, content="Any ideas for a vegetarian dinner?")
     assert [m["id"] for m in reply.metadata["context"]["memories"]] == [kept["id"]]
 
 
