@@ -39,12 +39,26 @@ _RECALL = [
     re.compile(r"(?P<topic>.+?)[이가은는]? (?:언제|얼마|어디|누구)(?:라고|였)"),
 ]
 # A lasting fact the user states about themselves, or asks to have remembered.
+# (asked to be remembered, pattern): a sentence is tried against the requests first.
 _FACT = [
-    re.compile(r"^(?:please )?remember(?: that)?[:,]? (?P<fact>[^?]{3,})$", re.I),
-    re.compile(r"(?P<fact>\bmy (?:[\w'-]+ ){0,3}(?:is|are) [^?]+?)[.!]*$", re.I),
-    re.compile(r"(?P<fact>\bi (?:live in|work (?:at|for|as)|am allergic to) [^?]+?)[.!]*$", re.I),
-    re.compile(r"(?P<fact>(?:내|제|나의|저의) \S+(?: \S+)?[은는] [^?]+?)[.!~]*$"),
-    re.compile(r"^(?P<fact>[^?]{3,}?)[을를]? 기억해\s?(?:줘|주세요|둬|둬요|놔)[.!~]*$"),
+    (True, re.compile(r"^(?:please )?remember(?: that)?[:,]? (?P<fact>[^?]{3,}?)[.!]*$", re.I)),
+    # "…(이)라는 걸 기억해 줘": the fact is what comes before "라는 걸".
+    (
+        True,
+        re.compile(
+            r"^(?P<fact>[^?]{3,}?)(?:이?라는|다는)\s?(?:걸|것을?|거)\s?"
+            r"기억해\s?(?:줘|주세요|둬|둬요|놔)[.!~]*$"
+        ),
+    ),
+    (True, re.compile(r"^(?P<fact>[^?]{3,}?)[을를]? 기억해\s?(?:줘|주세요|둬|둬요|놔)[.!~]*$")),
+    (False, re.compile(r"(?P<fact>\bmy (?:[\w'-]+ ){0,3}(?:is|are) [^?]+?)[.!]*$", re.I)),
+    (
+        False,
+        re.compile(
+            r"(?P<fact>\bi (?:live in|work (?:at|for|as)|am allergic to) [^?]+?)[.!]*$", re.I
+        ),
+    ),
+    (False, re.compile(r"(?P<fact>(?:내|제|나의|저의) \S+(?: \S+)?[은는] [^?]+?)[.!~]*$")),
 ]
 _FORGET = [
     re.compile(
@@ -116,15 +130,18 @@ def recall_topic(text: str) -> str | None:
 def stated_fact(text: str) -> str | None:
     """Return the sentence of `text` that states a lasting fact about the user, or asks to
     have something remembered ("my name is Mina", "내 이름은 민아야", "remember that …")."""
+    found = []
     for sentence in re.split(r"(?<=[.!?])\s+|\n+", text.strip()):
         sentence = sentence.strip()
         if not sentence or sentence.endswith("?"):
             continue
-        for pattern in _FACT:
+        for explicit, pattern in _FACT:
             match = pattern.search(sentence)
             if match and match.group("fact").strip():
-                return match.group("fact").strip()[:500]
-    return None
+                found.append((not explicit, match.group("fact").strip()[:500]))
+                break
+    # What the user asked to have remembered comes before what they only said.
+    return min(found, key=lambda pair: pair[0])[1] if found else None
 
 
 def forget_request(text: str) -> str | None:

@@ -230,13 +230,28 @@ def _tool_answer(messages: Sequence[BaseMessage], language: str) -> str:
     return "\n".join(lines)
 
 
+# The system prompt's blocks that hold what the user said (memories, summaries, recalled
+# messages); the rest is our own instructions, never an answer.
+KEPT_BLOCKS = (
+    *prompts.MEMORIES_INTRO.values(),
+    *prompts.RECALLED_INTRO.values(),
+    *(header.split("{n}")[0] for header in prompts.SUMMARY_HEADER.values()),
+)
+
+
+def _what_was_kept(system: str) -> str:
+    """The blocks of the system prompt that hold the user's memories and past words."""
+    blocks = re.split(r"\n\s*\n", system)
+    return "\n\n".join(b for b in blocks if b.lstrip().startswith(KEPT_BLOCKS))
+
+
 def recall(topic: str, messages: Sequence[BaseMessage]) -> str | None:
     """Find what the user said about `topic` in the summaries and earlier messages."""
     words = intents.keywords(topic)
     if not words:
         return None
     sources = [message_text(m) for m in messages[:-1] if isinstance(m, HumanMessage)][::-1]
-    sources.append(_system_text(messages))
+    sources.append(_what_was_kept(_system_text(messages)))
     for source in sources:
         for sentence in _SENTENCE.findall(source.replace(" / ", "\n")):
             sentence = sentence.strip(" -")

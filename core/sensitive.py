@@ -192,6 +192,11 @@ def find(text: str) -> list[Finding]:
     return sorted(taken)
 
 
+def masked_kinds(text: str) -> list[str]:
+    """Return the kinds whose mask (`[card]`, …) `text` holds: what was sensitive in it."""
+    return [kind for kind in KINDS if f"[{kind}]" in text]
+
+
 def mask(text: str, findings: Iterable[Finding]) -> str:
     """Replace each finding's span by `[kind]`."""
     out, last = [], 0

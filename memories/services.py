@@ -272,6 +272,10 @@ class AgentMemory:
         found = sensitive.find(str(text or ""))
         if found:
             raise refuse_sensitive(sorted({f.kind for f in found}, key=sensitive.KINDS.index))
+        # A masked fact ("my card is [card]") is sensitive information that was hidden:
+        # it is never worth keeping, and would tell every conversation that it existed.
+        if masked := sensitive.masked_kinds(str(text or "")):
+            raise refuse_sensitive(masked)
         try:
             saved = await aadd_memory(
                 user_id=self.user_id,

@@ -62,3 +62,34 @@ async def test_offline_model_streams_at_its_pace():
     chunks = [c async for c in model.astream([HumanMessage("hello")])]
     assert len(chunks) > 5
     assert time.monotonic() - started >= 0.03
+
+
+def _tools(*names: str) -> list[dict]:
+    return [{"type": "function", "function": {"name": n, "parameters": {}}} for n in names]
+
+
+def test_offline_model_saves_the_fact_it_was_asked_to_remember():
+    for said, fact in [
+        ("My name is Chulsoo. Remember that my dog's name is Bori.", "my dog's name is Bori"),
+        ("내 이름은 철수야. 우리 강아지 이름이 보리라는 걸 기억해 줘", "우리 강아지 이름이 보리"),
+        ("Remember that my dog's name is Bori", "my dog's name is Bori"),
+    ]:
+        reply = compose_reply([HumanMessage(said)], _tools("remember"))
+        assert reply.tool_calls[0]["name"] == "remember"
+        assert reply.tool_calls[0]["args"] == {"fact": fact}
+
+
+def test_offline_model_never_answers_with_its_own_instructions():
+    system = "\n\n".join(
+        [
+            "You are a helpful assistant.",
+            prompts.MEMORY_NOTE,  # mentions names, family, where they live
+            prompts.MEMORIES_INTRO["en"] + "\n- My dog's name is Bori.",
+        ]
+    )
+    reply = compose_reply([SystemMessage(system), HumanMessage("What is my dog's name?")])
+    assert reply.content == "You told me: “My dog's name is Bori.”"
+    # With no memory of it, it does not quote the instructions either.
+    bare = "\n\n".join(["You are a helpful assistant.", prompts.MEMORY_NOTE])
+    reply = compose_reply([SystemMessage(bare), HumanMessage("What did I say about my name?")])
+    assert "remember" not in reply.content and "lasting facts" not in reply.content

@@ -165,3 +165,19 @@ async def test_the_assistant_never_saves_sensitive_information(model, alice):  #
     # An ordinary fact still is saved.
     await ask(alice, conversation, content="My dog's name is Bori.")
     assert [m["text"] for m in await list_memories(user_id=alice.pk)] == ["My dog's name is Bori."]
+
+
+async def test_a_masked_message_never_becomes_a_memory(model, alice):  # noqa: F811
+    """The sensitive check masked what the user sent ("[card]"): the fact is refused whole,
+    not kept with its holes."""
+    model.responder = remembering_responder
+    conversation = await new_conversation(user=alice)
+    reply, _ = await ask(
+        alice, conversation, content="My card is [card] and my phone is [phone], email [email]."
+    )
+    assert reply.finish_reason == "end_turn"
+    tool_results = [
+        m["content"] for m in main_requests(model)[-1]["messages"] if m["role"] == "tool"
+    ]
+    assert len(tool_results) == 1 and "Not saved" in tool_results[0]  # it was tried, refused
+    assert await list_memories(user_id=alice.pk) == []
