@@ -176,7 +176,12 @@ async def astart_turn(
     _model, _custom, memory_on = await aowner_settings(conversation)
     # A temporary conversation neither reads nor saves memories (no remember tool).
     memory = (
-        AgentMemory(user_id=owner_id, conversation_id=conversation.pk, message_id=user_message.pk)
+        AgentMemory(
+            user_id=owner_id,
+            conversation_id=conversation.pk,
+            message_id=user_message.pk,
+            said=user_message.content,
+        )
         if memory_on and not conversation.temporary
         else None
     )

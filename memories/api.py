@@ -26,6 +26,10 @@ class MemoryOut(Schema):
     id: str
     text: str
     created_by: str = Field(description="agent (saved by the remember tool) or user")
+    basis: str = Field(
+        description="added (by the user), stated (the assistant saved the user's own words), "
+        "inferred (the assistant's words), or empty (saved before this was recorded)"
+    )
     source: SourceOut = Field(description="the conversation and message it came from")
     created_at: str
     updated_at: str

@@ -18,6 +18,7 @@ from core.db_async import db_async
 from core.errors import Conflict, Invalid, NotFound
 from core.schemas import storable_text
 from knowledge import embeddings
+from knowledge.scoring import concept_match
 
 from .ranking import choose_memories, query_concepts, rank
 from .store import get_store
@@ -26,6 +27,12 @@ NAMESPACE = "memories"
 MAX_CHARS = 500
 MAX_PER_USER = 1000
 Origin = Literal["agent", "user"]
+# How a memory came to be: the user added it on the page; the assistant saved what the user
+# said (its words are the user's message's); or the assistant inferred it (its words are
+# not). "" for memories saved before this was recorded.
+Basis = Literal["added", "stated", "inferred", ""]
+# The share of a saved fact's words the user's message must hold for it to count as stated.
+STATED_SHARE = 0.8
 
 
 class Source(TypedDict):
@@ -37,6 +44,7 @@ class Memory(TypedDict):
     id: str
     text: str
     created_by: Origin
+    basis: Basis
     source: Source
     created_at: datetime
     updated_at: datetime
@@ -82,6 +90,7 @@ def _as_memory(item: Any) -> Memory:
         "id": str(uuid.UUID(item.key)),
         "text": str(value.get("text", "")),
         "created_by": "agent" if value.get("created_by") == "agent" else "user",
+        "basis": _basis_of(value),
         "source": {
             "conversation_id": source.get("conversation_id"),
             "message_id": source.get("message_id"),
@@ -89,6 +98,23 @@ def _as_memory(item: Any) -> Memory:
         "created_at": _aware(item.created_at),
         "updated_at": _aware(item.updated_at),
     }
+
+
+def _basis_of(value: dict[str, Any]) -> Basis:
+    if value.get("created_by") != "agent":
+        return "added"
+    basis = value.get("basis")
+    return basis if basis in ("stated", "inferred") else ""
+
+
+def basis_for(fact: str, said: str) -> Basis:
+    """ "stated" when the user's message holds the fact's words, else "inferred"."""
+    items = query_concepts(fact)
+    if not items:
+        return "stated" if fact.strip().casefold() in said.casefold() else "inferred"
+    held = said.lower()
+    share = sum(concept_match(c, held)[0] >= 1.0 for c in items) / len(items)
+    return "stated" if share >= STATED_SHARE else "inferred"
 
 
 def list_memories(*, user_id: Any) -> list[Memory]:
@@ -114,6 +140,7 @@ def add_memory(
     created_by: Origin = "user",
     conversation_id: Any = None,
     message_id: Any = None,
+    basis: Basis = "",
 ) -> Memory:
     """Save a memory; the same text again returns the one already saved."""
     text = clean_text(text)
@@ -128,6 +155,7 @@ def add_memory(
     value = {
         "text": text,
         "created_by": created_by,
+        "basis": basis if created_by == "agent" else "added",
         "source": {
             "conversation_id": str(conversation_id) if conversation_id else None,
             "message_id": str(message_id) if message_id else None,
@@ -253,10 +281,18 @@ class AgentMemory:
     """One user's memories as the agent sees them (agent.state.MemoryAccess); what it saves
     records the conversation and message it came from."""
 
-    def __init__(self, *, user_id: Any, conversation_id: Any = None, message_id: Any = None):
+    def __init__(
+        self,
+        *,
+        user_id: Any,
+        conversation_id: Any = None,
+        message_id: Any = None,
+        said: str = "",
+    ):
         self.user_id = user_id
         self.conversation_id = conversation_id
         self.message_id = message_id
+        self.said = said  # the user's message of the turn: what a saved fact is held against
 
     async def recall(self, query: str, k: int) -> list[dict[str, Any]]:
         """Return this turn's memories ({id, text})."""
@@ -283,6 +319,7 @@ class AgentMemory:
                 created_by="agent",
                 conversation_id=self.conversation_id,
                 message_id=self.message_id,
+                basis=basis_for(str(text or ""), self.said),
             )
         except Invalid as exc:
             code = "memory.too_long" if len(str(text).strip()) > MAX_CHARS else None

@@ -6,6 +6,7 @@ from django.contrib import messages as flash
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods
 
 from accounts.preferences import get_user_settings, update_user_settings
@@ -13,6 +14,13 @@ from conversations.selectors import existing_conversation_titles
 from core.errors import ServiceError
 
 from . import services
+
+# The page's filter by where a memory came from (services.Basis), in its order.
+BASES = {
+    "stated": gettext_lazy("You said it"),
+    "inferred": gettext_lazy("Inferred by the assistant"),
+    "added": gettext_lazy("Added by you"),
+}
 
 
 @require_http_methods(["GET", "POST"])
@@ -42,15 +50,22 @@ def memories(request: HttpRequest) -> HttpResponse:
             status = 400
         else:
             return redirect("memories")
-    items = services.list_memories(user_id=user.pk)
+    every = services.list_memories(user_id=user.pk)
+    shown = request.GET.get("basis", "")
+    shown = shown if shown in BASES else ""
+    items = [m for m in every if m["basis"] == shown] if shown else every
     titles = existing_conversation_titles(
         user=user, ids=[m["source"]["conversation_id"] for m in items]
     )
     for item in items:
         conversation_id = item["source"]["conversation_id"]
         item["source_title"] = titles.get(conversation_id) if conversation_id else None  # type: ignore[typeddict-unknown-key]
+    counts = {basis: sum(m["basis"] == basis for m in every) for basis in BASES}
     context = {
         "memories": items,
+        "basis": shown,
+        "filters": [(basis, BASES[basis], counts[basis]) for basis in BASES if counts[basis]],
+        "total": len(every),
         "enabled": get_user_settings(user=user).memory_enabled,
         "max_chars": services.MAX_CHARS,
     }
