@@ -45,6 +45,7 @@ OWNED: dict[str, str] = {
     "conversations_attachment": owner_column("created_by_id"),
     "knowledge_document": owner_column("owner_id"),
     "knowledge_documentchunk": owner_column("owner_id"),
+    "knowledge_savedquestion": owner_column("owner_id"),
     # LangGraph's store (memories/): namespace ("memories", "<user id>").
     "store": "prefix = 'memories.' || current_setting('app.user_id', true)",
 }

@@ -47,6 +47,23 @@ class Document(models.Model):
         return self.title
 
 
+class SavedQuestion(models.Model):
+    """A question the user keeps to check retrieval with, and the document that answers it
+    (the Documents page shows whether it is still found in the top three)."""
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    question = models.CharField(_("question"), max_length=500)
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="saved_questions")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        indexes = [models.Index(fields=["owner", "created_at"], name="savedq_owner_created")]
+
+    def __str__(self) -> str:
+        return self.question
+
+
 class DocumentChunk(models.Model):
     document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="chunks")
     # Denormalized from the document so retrieval filters one user's rows without a join.

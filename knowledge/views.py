@@ -6,23 +6,51 @@ from django.conf import settings
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
 
 from core.errors import NotFound, ServiceError
 
-from . import selectors, services
+from . import checks, selectors, services
 from .forms import UploadForm
 
 
 def _render_index(request: HttpRequest, form: UploadForm, status: int = 200) -> HttpResponse:
+    documents = selectors.list_documents(user=request.user)
+    question = " ".join(request.GET.get("check", "").split())[: checks.QUESTION_MAX_CHARS]
+    outcomes = checks.run_saved(user=request.user) if documents else []
     context = {
         "form": form,
-        "documents": selectors.list_documents(user=request.user),
+        "documents": documents,
         "max_mb": settings.KNOWLEDGE_MAX_UPLOAD_BYTES // (1024 * 1024),
         "extensions": ", ".join(settings.KNOWLEDGE_ALLOWED_EXTENSIONS),
+        "check": question,
+        "passages": checks.passages_for(user=request.user, question=question)
+        if question and "\x00" not in question
+        else [],
+        "outcomes": outcomes,
+        "hits": sum(o.rank is not None for o in outcomes),
+        "hit_at": checks.HIT_AT,
     }
     return render(request, "knowledge/index.html", context, status=status)
+
+
+@require_http_methods(["POST"])
+def saved_questions(request: HttpRequest) -> HttpResponse:
+    """Save a question with the document that answers it, or delete a saved one."""
+    try:
+        if request.POST.get("action") == "delete":
+            checks.delete_question(user=request.user, question_id=request.POST.get("id"))
+        else:
+            checks.save_question(
+                user=request.user,
+                question=request.POST.get("question"),
+                document_id=request.POST.get("document"),
+            )
+    except ServiceError as exc:
+        messages.error(request, exc.message)
+    return redirect(reverse("documents") + "#check")
 
 
 @require_http_methods(["GET", "POST"])

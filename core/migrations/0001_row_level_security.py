@@ -13,13 +13,31 @@ def _run(schema_editor, statements):
             cursor.execute(sql)
 
 
+# The tables this migration protects (a table added to rls_policies.OWNED later is
+# protected by the migration that creates it).
+TABLES = (
+    "accounts_apitoken",
+    "accounts_usersettings",
+    "conversations_project",
+    "conversations_conversation",
+    "conversations_message",
+    "conversations_messagefeedback",
+    "conversations_replyrun",
+    "conversations_share",
+    "conversations_attachment",
+    "knowledge_document",
+    "knowledge_documentchunk",
+    "store",
+)
+
+
 def protect(apps, schema_editor):
     _run(schema_editor, [rls_policies.ROLES_SQL])
-    _run(schema_editor, [sql for table in rls_policies.OWNED for sql in rls_policies.protect(table)])
+    _run(schema_editor, [sql for table in TABLES for sql in rls_policies.protect(table)])
 
 
 def unprotect(apps, schema_editor):
-    _run(schema_editor, [sql for table in rls_policies.OWNED for sql in rls_policies.unprotect(table)])
+    _run(schema_editor, [sql for table in TABLES for sql in rls_policies.unprotect(table)])
 
 
 class Migration(migrations.Migration):

@@ -1,3 +1,4 @@
+# ruff: noqa: E501
 """Korean for where a memory came from (stated, inferred, added) and the memory filter."""
 
 KO = {
@@ -8,4 +9,26 @@ KO = {
     "All": "전체",
     "saved by the assistant from what you said": "사용자가 한 말을 어시스턴트가 저장함",
     "inferred by the assistant": "어시스턴트가 추론함",
+    "Write the question to save.": "저장할 질문을 써 주세요.",
+    "The question cannot be stored as written.": "이 질문은 그대로 저장할 수 없습니다.",
+    "A question is at most %(n)d characters.": "질문은 %(n)d자까지 쓸 수 있습니다.",
+    "No such document.": "그런 문서가 없습니다.",
+    "You have %(n)d saved questions; delete some first.": "저장한 질문이 %(n)d개입니다. 먼저 몇 개를 지워 주세요.",
+    "No such saved question.": "그런 저장된 질문이 없습니다.",
+    "question": "질문",
+    "Check what a question finds": "질문이 무엇을 찾는지 확인",
+    "Ask as you would in a conversation: these are the passages the assistant would be given, best first, and how each was found — by its words, by its meaning, or both.": "대화에서 묻듯이 물어보세요. 어시스턴트가 받게 될 구절을 좋은 순서대로 보여 주고, 각 구절을 어떻게 찾았는지(단어로, 의미로, 또는 둘 다) 알려 줍니다.",
+    "Question": "질문",
+    "e.g. How many vacation days do I get?": "예: 연차는 며칠이야?",
+    "Check": "확인",
+    "words": "단어",
+    "meaning": "의미",
+    "fused %(fused)s · words %(words)s": "종합 %(fused)s · 단어 %(words)s",
+    "meaning %(meaning)s": "의미 %(meaning)s",
+    "No passage found: the assistant would answer without your documents.": "찾은 구절이 없습니다. 어시스턴트는 문서 없이 답하게 됩니다.",
+    "Save this question; it should find": "이 질문 저장하기, 찾아야 할 문서:",
+    "Saved questions": "저장한 질문",
+    "Found in the first %(top)s: %(found)s of %(n)s question": "상위 %(top)s개 안에서 찾음: 질문 %(n)s개 중 %(found)s개",
+    "found at %(rank)s": "%(rank)s번째에서 찾음",
+    "missed": "못 찾음",
 }  # fmt: skip
