@@ -21,6 +21,7 @@ JS_CATALOG = Path("static/js/step_catalog.js")
 DETAIL_CHARS = 2000
 # A `thinking` part with this step holds a model's own reasoning (its `content`, and
 # `seconds` when known): shown folded above the reply, never listed among its steps.
+THINKING_PART = "thinking"  # a part's type (the frame of the same name is events.py's)
 REASONING = "reasoning"
 
 

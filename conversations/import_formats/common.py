@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from conversations.models import INSTRUCTIONS_MAX_CHARS
-from conversations.steps import REASONING
+from conversations.steps import REASONING, THINKING_PART
 
 MODEL_MAX_CHARS = 100
 TITLE_MAX_CHARS = 200
@@ -78,7 +78,7 @@ def text_of(value: Any) -> str:
 
 def reasoning(text: str, *, seconds: Any = None) -> dict[str, Any]:
     """A `thinking` part holding a model's reasoning (shown folded above the reply)."""
-    part: dict[str, Any] = {"type": "thinking", "step": REASONING, "content": text.strip()}
+    part: dict[str, Any] = {"type": THINKING_PART, "step": REASONING, "content": text.strip()}
     number = isinstance(seconds, int | float) and not isinstance(seconds, bool)
     if number and math.isfinite(seconds) and 0 <= seconds < 10**7:
         part["seconds"] = round(seconds)
