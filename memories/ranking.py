@@ -74,10 +74,13 @@ def select_recalled(
 # What makes a memory relevant to a turn (measured on 30 personal facts against 20
 # questions about them and 15 unrelated ones, English and Korean, with the bundled model):
 # its meaning near the question's (cosine ≥ 0.33: 16 of 20 found, 1 of 15 unrelated
-# questions reached one), or its words (keyword score ≥ 0.45: "my locker number" holds
-# "locker number"; a shared "name" alone scores 0.38 and brings nothing).
+# questions reached one); or its words (keyword score ≥ 0.45: "my locker number" holds
+# "locker number"; a shared "name" alone scores 0.38 and brings nothing); or both weakly
+# at once (≥ 0.3 and ≥ 0.25: "When should I walk the dog?" and "My dog's name is Bori.",
+# 0.37 and 0.27; no unrelated question matched any memory's words at all).
 MEMORY_SIMILARITY = 0.33
 MEMORY_KEYWORD_SCORE = 0.45
+MEMORY_BOTH = (0.3, 0.25)  # (keyword score, cosine), together
 # Among the relevant, none far below the best (a strong match does not drag weak ones in).
 MEMORY_SIMILARITY_SPREAD = 0.25
 RRF_K = 60
@@ -97,19 +100,20 @@ def choose_memories(
         return []
     by_id = {m["id"]: m for m in memories}
     texts = [(m["id"], m["text"]) for m in memories]
-    by_words = [
-        r.key for r in rank(query_concepts(query), texts) if r.score >= MEMORY_KEYWORD_SCORE
-    ]
-    by_meaning: list[str] = []
+    by_score = {r.key: r.score for r in rank(query_concepts(query), texts)}
+    cosines = dict.fromkeys(by_id, 0.0)
     if nearness is not None:
-        cosines = list(nearness(query, [text for _, text in texts]))
-        best = max(cosines, default=0.0)
-        floor = max(MEMORY_SIMILARITY, best - MEMORY_SIMILARITY_SPREAD)
-        near = sorted(
-            ((key, c) for (key, _), c in zip(texts, cosines, strict=True) if c >= floor),
-            key=lambda pair: -pair[1],
-        )
-        by_meaning = [key for key, _ in near]
+        cosines = dict(zip(by_id, nearness(query, [text for _, text in texts]), strict=True))
+    floor = max(MEMORY_SIMILARITY, max(cosines.values(), default=0.0) - MEMORY_SIMILARITY_SPREAD)
+
+    def relevant(key: str) -> bool:
+        score, cosine = by_score.get(key, 0.0), cosines[key]
+        both = score >= MEMORY_BOTH[0] and cosine >= MEMORY_BOTH[1]
+        return cosine >= floor or score >= MEMORY_KEYWORD_SCORE or both
+
+    kept = [key for key in by_id if relevant(key)]
+    by_words = sorted((k for k in kept if k in by_score), key=lambda k: -by_score[k])
+    by_meaning = sorted((k for k in kept if cosines[k] > 0), key=lambda k: -cosines[k])
     fused: dict[str, float] = {}
     for ranking in (by_words, by_meaning):
         for place, key in enumerate(ranking, start=1):
