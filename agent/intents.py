@@ -118,6 +118,26 @@ def mentions_documents(text: str) -> bool:
     return bool(_DOCUMENT.search(text))
 
 
+_ALL_REMEMBERED = [
+    # "list everything I asked you to remember", "what do you remember about me"
+    re.compile(
+        r"\b(everything|all|list|what)\b.{0,60}\b(remember|memor(y|ies)|know about me)",
+        re.I | re.S,
+    ),
+    re.compile(r"\b(remember|memor(y|ies))\b.{0,40}\b(everything|all)\b", re.I | re.S),
+    # "기억해 달라고 한 거 다 말해 줘", "나에 대해 뭘 기억하고 있어?", "기억하는 거 전부"
+    re.compile(
+        r"기억.{0,30}(전부|모두|모든|목록|다 (말|알려|보여))|(전부|모두|모든).{0,30}기억"
+        r"|(뭘|무엇을|뭐) 기억"
+    ),
+]
+
+
+def asks_what_is_remembered(text: str) -> bool:
+    """Whether `text` asks for the memories as a whole ("what do you remember about me?")."""
+    return any(pattern.search(text) for pattern in _ALL_REMEMBERED)
+
+
 def recall_topic(text: str) -> str | None:
     """Return X from "what did I tell you about X" / "내가 X에 대해 뭐라고 했지"."""
     for pattern in _RECALL:

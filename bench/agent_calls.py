@@ -37,6 +37,7 @@ from agent import prompts
 from agent.config import AgentConfig
 from agent.intents import find_arithmetic
 from agent.runner import Turn
+from knowledge.embeddings import BundledEmbedder
 from memories.ranking import choose_memories, select_recalled
 from tests.support.fake_openai import (
     FakeOpenAI,
@@ -206,6 +207,14 @@ class Transcript:
         return select_recalled(query, present, older, population=len(older))
 
 
+_EMBEDDER = BundledEmbedder()
+
+
+def _nearness(query: str, texts: list[str]) -> list[float]:
+    """As memories.services.nearness, with the bundled model (no Django here)."""
+    return [float(x) for x in _EMBEDDER.embed(texts) @ _EMBEDDER.embed([query])[0]]
+
+
 class BenchMemory:
     """One user's memories in LangGraph's InMemoryStore (agent.state.MemoryAccess)."""
 
@@ -218,7 +227,7 @@ class BenchMemory:
         return [{"id": i.key, "text": i.value["text"]} for i in items]
 
     async def recall(self, query: str, k: int) -> list[dict[str, Any]]:
-        return choose_memories(query, await self._all(), k)
+        return choose_memories(query, await self._all(), k, nearness=_nearness)
 
     async def remember(self, text: str) -> dict[str, Any]:
         key = uuid.uuid4().hex

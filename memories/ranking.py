@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from agent import intents
 from knowledge.scoring import concept_match, idf_weights, score_chunk
 from knowledge.terms import Concept, concepts
 
@@ -95,9 +96,13 @@ def choose_memories(
 ) -> list[dict]:
     """Return at most `k` of `memories` ({id, text, …}) relevant to `query`, best first:
     by their words and, given `nearness` (the cosine of the query's meaning and each
-    text's), by their meaning, fused by reciprocal rank. Nothing relevant: none at all."""
+    text's), by their meaning, fused by reciprocal rank. Nothing relevant: none at all. A
+    question about the memories themselves ("what do you remember about me?") gets the
+    newest `k`."""
     if k <= 0 or not memories:
         return []
+    if intents.asks_what_is_remembered(query):
+        return list(memories[:k])  # the newest: a question about the memories themselves
     by_id = {m["id"]: m for m in memories}
     texts = [(m["id"], m["text"]) for m in memories]
     by_score = {r.key: r.score for r in rank(query_concepts(query), texts)}

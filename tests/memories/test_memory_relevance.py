@@ -82,3 +82,18 @@ async def test_an_unrelated_question_sends_no_personal_memory(
     reply, _ = await ask(alice, conversation, content=question)
     assert sent_memories(model, saved) == []
     assert reply.metadata["context"]["memories"] == []
+
+
+@pytest.mark.parametrize(
+    "question", ["What do you remember about me?", "나에 대해 뭘 기억하고 있어?"]
+)
+async def test_asking_what_is_remembered_sends_the_newest_memories(
+    model,  # noqa: F811
+    alice,
+    question,
+):
+    saved = await remember_all(alice)
+    conversation = await sync_to_async(services.create_conversation)(user=alice)
+    reply, _ = await ask(alice, conversation, content=question)
+    assert len(sent_memories(model, saved)) == 5
+    assert len(reply.metadata["context"]["memories"]) == 5
