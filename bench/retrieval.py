@@ -5,6 +5,8 @@ company handbook, tests/knowledge/corpus/) plus synthetic documents up to BENCH_
 (default 10,000; Korean and English, sharing the corpus vocabulary so queries match many
 chunks), bulk-loaded with COPY, then measures recall@3 of the corpus's 40 questions (on
 the corpus alone and among the 10,000) and retrieval latency p50/p95; drops the database.
+`keyword_rls` times the same retrievals with row-level security on (the app role, the
+user's scope) and off (the tables' owner), interleaved in one run (bench/rls_timing.py).
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/chatsite uv run python bench/retrieval.py
 """
@@ -23,11 +25,13 @@ from pathlib import Path
 import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.rls_timing import measure_rls
 from bench.scratch_db import run_in_scratch_database
 
 BENCH_DB = "chatsite_bench_kb"
 DOCUMENTS = int(os.environ.get("BENCH_DOCUMENTS", 10_000))
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", 5))
+RLS_SAMPLES = int(os.environ.get("BENCH_RLS_SAMPLES", 400))  # each, on and off
 SEED = 7
 HANGUL_START, HANGUL_COUNT = 0xAC00, 11172
 
@@ -132,7 +136,8 @@ def load(url: str, user_id: int, files: list[tuple[str, str]]) -> tuple[int, flo
                 rows.extend(built)
         with cur.copy(
             "COPY knowledge_documentchunk (document_id, owner_id, ordinal, section_index,"
-            ' section_number, section_title, heading, text, terms, start, "end") FROM STDIN'
+            ' section_number, section_title, heading, text, terms, start, "end", embedding_model)'
+            " FROM STDIN"
         ) as copy_chunks:
             for c in rows:
                 copy_chunks.write_row(
@@ -148,6 +153,7 @@ def load(url: str, user_id: int, files: list[tuple[str, str]]) -> tuple[int, flo
                         c.terms,
                         c.start,
                         c.end,
+                        "",  # no vector yet
                     )
                 )
                 chunks += 1
@@ -209,6 +215,12 @@ def run(url: str) -> dict[str, object]:
         recall_scale, misses = recall_at(
             lambda q, k: retrieve(user_id=bench.id, query=q, k=k), corpus_ids, k=3
         )
+        keyword = measure_rls(
+            lambda q: retrieve(user_id=bench.id, query=q, k=3),
+            [(bench.id, q) for q in questions],
+            random.Random(SEED),
+            RLS_SAMPLES,
+        )
     latency = percentiles(samples)
     return {
         "benchmark": "knowledge_retrieval",
@@ -221,9 +233,12 @@ def run(url: str) -> dict[str, object]:
         **latency,
         "load_seconds": round(load_seconds, 1),
         "misses_among_10k": [m["q"] for m in misses],
+        "keyword_rls": keyword,
         "targets_met": {
             "recall_at_3_ge_0.9": recall_corpus >= 0.9,
             "p95_lt_100ms": latency["p95_ms"] < 100,
+            "keyword_p95_le_40ms_rls_on": keyword["rls_on"]["p95_ms"] <= 40,
+            "keyword_rls_p95_ratio_le_1.2": keyword["rls_p95_ratio"] <= 1.2,
         },
     }
 

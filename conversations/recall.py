@@ -39,10 +39,23 @@ def recall_branch_messages(
     if not branch:
         return []
     forms = sorted({form for concept in items for form in concept.word_forms})
-    holds_any = any_word_starts("content", forms)
-    # The conversation's rows that hold a word, then those on the branch: a filter on the
-    # branch's ids (thousands in a long conversation) made every turn slower than the last.
-    rows = (
+    rows = find_older_messages(conversation_id=conversation_id, words=forms)
+    candidates = [
+        {"id": str(r["id"]), "role": r["role"], "content": r["content"]}
+        for r in rows
+        if r["id"] in branch
+    ]
+    return select_recalled(query, present, candidates, population=len(branch), limit=MAX_RECALLED)
+
+
+def find_older_messages(*, conversation_id: Any, words: list[str]) -> list[dict[str, Any]]:
+    """Return the conversation's newest user and assistant messages (at most
+    MAX_CANDIDATES) holding a word that starts with one of `words`: {id, role, content}."""
+    # The conversation's rows that hold a word, then (the caller) those on the branch: a
+    # filter on the branch's ids (thousands in a long conversation) made every turn slower
+    # than the last.
+    holds_any = any_word_starts(conversation_id=conversation_id, words=words, limit=MAX_CANDIDATES)
+    return list(
         Message.objects.filter(
             conversation_id=conversation_id, role__in=(Message.Role.USER, Message.Role.ASSISTANT)
         )
@@ -50,12 +63,6 @@ def recall_branch_messages(
         .order_by("-sequence_number")
         .values("id", "role", "content")[:MAX_CANDIDATES]
     )
-    candidates = [
-        {"id": str(r["id"]), "role": r["role"], "content": r["content"]}
-        for r in rows
-        if r["id"] in branch
-    ]
-    return select_recalled(query, present, candidates, population=len(branch), limit=MAX_RECALLED)
 
 
 arecall_branch_messages = db_async(recall_branch_messages, close_serial=False)

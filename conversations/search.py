@@ -4,6 +4,12 @@ On PostgreSQL a term matches through the stored `search_vector` (a prefix query 
 `simple` tsvector, GIN) or as a substring (`ILIKE`, served by the pg_trgm GIN index), so
 '회의' finds '회의가'. On SQLite a term matches as a substring (`icontains`).
 
+Row-level security would keep those indexes from the planner (neither operator is
+LEAKPROOF), so on PostgreSQL messages are matched by the search functions of
+core/migrations/0002 (`conversations_message_matches`, `conversations_recall_matches`):
+they search as a role the policies leave whole and apply the owner filter themselves from
+the scope's `app.user_id`; the rows they name are then read here as usual, under RLS.
+
 Matching, and finding the first match, read the text once; ranking and the snippet work on
 a bounded window around that match. pg_trgm's `word_similarity` is quadratic in a word's
 repetitions (16k of one word in a message took 6-8 s a search), so on a long text it sees
@@ -23,9 +29,11 @@ from django.db import connection
 from django.db.models import F, FloatField, Lookup, Q, QuerySet
 from django.db.models.expressions import RawSQL
 
+from core import rls
 from core.cursors import after_keyset, decode_keyset, encode_cursor
 from core.errors import Invalid
 
+from .matching import like_pattern, messages_matching, prefix_tsquery, recent_messages_holding
 from .models import Conversation, Message
 from .selectors import listed_by
 
@@ -39,7 +47,6 @@ SNIPPET_CHARS = 160
 # The text `word_similarity` ranks: this many characters around the first term's first
 # match (its cost grows with the square of a word's repetitions in what it reads).
 RANK_WINDOW_CHARS = 1000
-WORD = re.compile(r"\w+")
 
 
 @dataclass(frozen=True)
@@ -66,7 +73,7 @@ class ILikeContains(Lookup):
     lookup_name = "ilike_contains"
 
     def get_db_prep_lookup(self, value: Any, connection: Any) -> tuple[str, list[Any]]:
-        return "%s", [f"%{_escape_like(value)}%"]
+        return "%s", [like_pattern(value)]
 
     def as_sql(self, compiler: Any, connection: Any) -> tuple[str, list[Any]]:
         lhs, lhs_params = self.process_lhs(compiler, connection)
@@ -93,10 +100,6 @@ for _field in (Message._meta.get_field("content"), Conversation._meta.get_field(
     _field.register_lookup(WordsPrefix)
 
 
-def _escape_like(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
 def _is_postgres() -> bool:
     return connection.vendor == "postgresql"
 
@@ -112,33 +115,31 @@ def split_terms(q: str) -> list[str]:
     return terms[:MAX_TERMS]
 
 
-def _prefix_tsquery(term: str) -> str | None:
-    # Only a plain word becomes a prefix query; "100%" must not find "1000".
-    return f"'{term}':*" if WORD.fullmatch(term) else None
-
-
 def _term_matches(field: str, term: str) -> Q:
     if not _is_postgres():
         return Q(**{f"{field}__icontains": term})
     condition = Q(**{f"{field}__ilike_contains": term})
-    tsquery = _prefix_tsquery(term)
+    tsquery = prefix_tsquery(term)
     if tsquery:
         condition |= Q(**{f"{field}__words_prefix": tsquery})
     return condition
 
 
-def any_word_starts(field: str, words: list[str]) -> Q:
-    """Match rows where a word of `field` starts with one of `words` (any case): the stored
-    search vector on PostgreSQL (an index-free check per row that costs a tenth of a
-    substring match: recall runs it every turn over a whole conversation), a substring
-    match elsewhere. Words that are not plain words are matched as substrings."""
+def any_word_starts(*, conversation_id: Any, words: list[str], limit: int) -> Q:
+    """Match the conversation's messages where a word of the content starts with one of
+    `words` (any case); words that are not plain words match as substrings. On PostgreSQL
+    only the `limit` newest user and assistant messages that match (all recall reads),
+    found through the search_vector index, under row-level security too; elsewhere a
+    substring match."""
+    if _is_postgres():
+        return Q(
+            pk__in=recent_messages_holding(
+                conversation_id=conversation_id, words=words, limit=limit
+            )
+        )
     condition = Q()
-    prefixes = [p for p in (_prefix_tsquery(w) for w in words) if p] if _is_postgres() else []
-    if prefixes:
-        condition |= Q(**{f"{field}__words_prefix": " | ".join(prefixes)})
     for word in words:
-        if not prefixes or _prefix_tsquery(word) is None:
-            condition |= Q(**{f"{field}__icontains": word})
+        condition |= Q(content__icontains=word)
     return condition
 
 
@@ -151,8 +152,22 @@ def _all_terms_match(field: str, terms: list[str]) -> Q:
 
 def _owned_conversation_ids(user: Any) -> list[Any]:
     # Fetched first so the planner walks the owner's messages by conversation (a few
-    # thousand rows) instead of scanning every user's messages with ILIKE.
+    # thousand rows) instead of scanning every user's messages with ILIKE; on PostgreSQL
+    # it is the app's own owner filter, beside the search function's.
     return list(listed_by(user).values_list("id", flat=True))
+
+
+def _messages_with_term(user: Any, term: str) -> Any:
+    """Return a subquery of the ids of the user's conversations with a message matching
+    `term`."""
+    if _is_postgres():
+        return messages_matching([term], column="conversation_id")
+    owned = _owned_conversation_ids(user)
+    return (
+        Message.objects.filter(conversation_id__in=owned)
+        .filter(_term_matches("content", term))
+        .values("conversation_id")
+    )
 
 
 def list_conversations(
@@ -189,16 +204,8 @@ def list_conversations(
         qs = qs.filter(created_at__gte=created_after)
     if created_before is not None:
         qs = qs.filter(created_at__lt=created_before)
-    terms = split_terms(q or "")
-    if terms:
-        owned = _owned_conversation_ids(user)
-        for term in terms:
-            in_messages = Message.objects.filter(conversation_id__in=owned).filter(
-                _term_matches("content", term)
-            )
-            qs = qs.filter(
-                _term_matches("title", term) | Q(pk__in=in_messages.values("conversation_id"))
-            )
+    for term in split_terms(q or ""):
+        qs = qs.filter(_term_matches("title", term) | Q(pk__in=_messages_with_term(user, term)))
     descending = order == "desc"
     key = f"conv:{sort}:{order}"
     nullable = sort in NULLABLE_SORT_FIELDS
@@ -213,7 +220,8 @@ def list_conversations(
         ordering = [F(sort).desc(nulls_last=True), F("id").desc()]
     else:
         ordering = [F(sort).asc(nulls_last=True), F("id").asc()]
-    rows = list(qs.select_related("project").order_by(*ordering)[: limit + 1])
+    with rls.narrowed_to(getattr(user, "pk", None)):  # the search function reads the scope's user
+        rows = list(qs.select_related("project").order_by(*ordering)[: limit + 1])
     next_cursor = None
     if len(rows) > limit:
         rows = rows[:limit]
@@ -239,9 +247,11 @@ def search_messages(
     if not terms:
         raise Invalid("Give a search term (q).")
     limit = max(1, min(int(limit), MAX_LIMIT))
-    qs = Message.objects.filter(conversation_id__in=_owned_conversation_ids(user)).filter(
-        _all_terms_match("content", terms)
-    )
+    qs = Message.objects.filter(conversation_id__in=_owned_conversation_ids(user))
+    if _is_postgres():
+        qs = qs.filter(pk__in=messages_matching(terms))
+    else:
+        qs = qs.filter(_all_terms_match("content", terms))
     if role is not None:
         qs = qs.filter(role=role)
     if after is not None:
@@ -249,7 +259,7 @@ def search_messages(
     if before is not None:
         qs = qs.filter(created_at__lt=before)
     if _is_postgres():
-        tsquery = " | ".join(filter(None, (_prefix_tsquery(t) for t in terms))) or ""
+        tsquery = " | ".join(filter(None, (prefix_tsquery(t) for t in terms))) or ""
         rank = RawSQL(
             # float8: a real would come back rounded and break the keyset comparison.
             # ts_rank_cd reads the stored vector (at most 256 positions of a word);
@@ -281,11 +291,12 @@ def search_messages(
         qs = qs.filter(
             after_keyset(field=key_field, value=value, pk=pk, descending=True, nullable=False)
         )
-    rows = list(
-        qs.only(
-            "id", "conversation_id", "content", "sequence_number", "role", "created_at"
-        ).order_by(F(key_field).desc(), F("id").desc())[: limit + 1]
-    )
+    with rls.narrowed_to(getattr(user, "pk", None)):  # the search function reads the scope's user
+        rows = list(
+            qs.only(
+                "id", "conversation_id", "content", "sequence_number", "role", "created_at"
+            ).order_by(F(key_field).desc(), F("id").desc())[: limit + 1]
+        )
     next_cursor = None
     if len(rows) > limit:
         rows = rows[:limit]

@@ -13,10 +13,12 @@ from django.db.models.functions import Cast
 from django.db.models.lookups import Contains
 
 from accounts.models import UserSettings
+from core import rls
 from core.errors import NotFound
 from core.ids import parse_uuid
 from knowledge.models import DocumentChunk
 
+from .matching import messages_mentioning
 from .models import Attachment, Conversation, Message, MessageFeedback, Project
 from .serializers import attachment_to_dict
 
@@ -221,9 +223,14 @@ def search_messages_for_agent(
     rows = Message.objects.filter(
         conversation__created_by_id=user_id, conversation__temporary=False
     ).exclude(conversation_id=exclude_conversation_id)
-    for word in words:
-        rows = rows.filter(content__icontains=word)
+    if connection.vendor == "postgresql":
+        rows = rows.filter(pk__in=messages_mentioning(words))  # the trigram index, under RLS
+    else:
+        for word in words:
+            rows = rows.filter(content__icontains=word)
     rows = rows.select_related("conversation").order_by("-created_at")[:limit]
+    with rls.narrowed_to(user_id):  # the search function reads the scope's user
+        rows = list(rows)
     return [
         {
             "conversation_id": str(m.conversation_id),

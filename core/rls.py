@@ -16,6 +16,8 @@ Scopes (one function per decision: `scope_for_request` for HTTP, `as_user` elsew
   as the read-only role `chat_share`.
 - `maintenance()`: every row, as the role `chat_maintenance`: staff in /admin/, retention
   purges, the reply watchdog; migrations run as the owner login (`owner_mode`).
+- `narrowed_to(id)`: a search of one user's rows, which reads that user from the scope:
+  maintenance work narrows to the user; any other scope stays.
 
 SQLite has no RLS: scopes are kept but nothing is applied; the app's own checks (every
 query filters by owner) are the wall there, and the first of two on PostgreSQL.
@@ -35,6 +37,8 @@ from django.db import connections
 APP_ROLE = "chat_app"
 MAINTENANCE_ROLE = "chat_maintenance"
 SHARE_ROLE = "chat_share"
+# Owns the search functions (core/migrations/0002); nobody logs in as it or switches to it.
+SEARCH_ROLE = "chat_search"
 
 
 @dataclass(frozen=True)
@@ -91,6 +95,18 @@ def as_user(user_id: Any) -> contextlib.AbstractContextManager[Scope]:
 def maintenance() -> contextlib.AbstractContextManager[Scope]:
     """Run the block as the maintenance role: every user's rows. Staff and system work only."""
     return using(MAINTENANCE)
+
+
+def narrowed_to(user_id: Any) -> contextlib.AbstractContextManager[Scope]:
+    """Run the block in the current scope, or in `user_id`'s when the current one is
+    maintenance: for a search of one user's rows, which takes its user from the scope (the
+    search functions of core/migrations/0002), never from an argument. Maintenance sees
+    every row already, so narrowing it shows nothing new; any other scope stays as it is
+    (a `user_id` that is not the scope's finds nothing)."""
+    scope = current()
+    if scope.role == MAINTENANCE_ROLE and user_id is not None:
+        return as_user(user_id)
+    return using(scope)
 
 
 def bearer(token_hash: str) -> contextlib.AbstractContextManager[Scope]:
