@@ -5,9 +5,9 @@ Each path ranks sections on its own: the keyword path by its score (full-text ra
 overlap, heading similarity), the dense path by the cosine of the question's vector and the
 chunk's (a keyword hit below KEYWORD_MIN_SCORE is left out). A section's fused score is
 Σ 1 / (RRF_K + rank) over the paths that found it, so a passage both find comes first, and
-one only the dense path finds (a paraphrase, a question in the other language) still comes. Every result says which paths found it
-(`found_by`) and how near its meaning was (`similarity`). Chunks not embedded yet are found
-by their words alone.
+one only the dense path finds (a paraphrase, a question in the other language) still comes.
+Every result says which paths found it (`found_by`) and how near its meaning was
+(`similarity`). Chunks not embedded yet are found by their words alone.
 """
 
 from __future__ import annotations

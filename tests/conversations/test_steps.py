@@ -59,7 +59,7 @@ async def test_a_korean_conversation_shows_its_steps_in_korean(offline, alice):
     conversation = await new_conversation(user=alice)
     first, _ = await ask(alice, conversation, content="123 * 456 계산해줘")
     second, _ = await ask(alice, conversation, content="제 이름은 민지예요")
-    third, _ = await ask(alice, conversation, content="오늘 날씨가 좋네요")
+    third, _ = await ask(alice, conversation, content="제 이름이 뭐였죠?")
     parts = steps_of(first, second, third)
     codes = {p["code"] for p in parts}
     assert {"tool.calculator.call", "tool.calculator.done", "memory.fresh"} <= codes

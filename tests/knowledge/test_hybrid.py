@@ -67,7 +67,9 @@ def test_a_question_in_one_language_finds_the_passage_in_the_other(
 
 
 def test_a_passage_both_paths_find_comes_first_and_says_so(alice, handbook):
-    found = retrieve(user_id=alice.id, query="Are meals per person reimbursed with the receipt?", k=3)
+    found = retrieve(
+        user_id=alice.id, query="Are meals per person reimbursed with the receipt?", k=3
+    )
     assert found[0]["document_title"] == "meals"
     assert found[0]["found_by"] == ["keyword", "dense"]
     assert found[0]["fused"] > max(f["fused"] for f in found[1:])
