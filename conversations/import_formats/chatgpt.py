@@ -21,7 +21,6 @@ leaf the person was on in `current_node`. What a node holds, and what it becomes
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
@@ -179,14 +178,9 @@ def _text(kind: str, content: dict[str, Any]) -> tuple[str, list[str]]:
     return "", notes
 
 
-def _args(text: str) -> Any:
-    """A tool call's input: the JSON object it was, or its text."""
-    body = text.removeprefix("```\n").removesuffix("\n```")
-    try:
-        value = json.loads(body)
-    except ValueError:
-        return body
-    return value if isinstance(value, dict) else body
+def _args(text: str) -> str:
+    """A tool call's input as it was written (`_text` fenced it as code)."""
+    return text.removeprefix("```\n").removesuffix("\n```")
 
 
 def _tool_output(kind: str, content: dict[str, Any]) -> tuple[str, list[str]]:

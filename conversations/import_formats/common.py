@@ -86,7 +86,14 @@ def reasoning(text: str, *, seconds: Any = None) -> dict[str, Any]:
 
 
 def tool_call(call_id: Any, name: Any, args: Any) -> dict[str, Any]:
-    """A `tool_call` part: the tool's name and what it was given (an object, or the text)."""
+    """A `tool_call` part: the tool's name and what it was given (an object, or the text;
+    text that encodes a JSON object, as most apps store arguments, is that object)."""
+    if isinstance(args, str):
+        try:
+            decoded = json.loads(args)
+        except ValueError:
+            decoded = None
+        args = decoded if isinstance(decoded, dict) else args
     return {"type": "tool_call", "id": str(call_id or ""), "name": label(name, 100), "args": args}
 
 

@@ -18,7 +18,6 @@ does.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -147,18 +146,7 @@ def _tool_call(call: dict[str, Any]) -> list[dict[str, Any]]:
         name, args, output = "code_interpreter", {"code": run.get("input")}, run.get("outputs")
     else:
         name, args, output = call.get("name"), call.get("args"), call.get("output")
-    if isinstance(args, str):
-        decoded = _json_object(args)
-        args = decoded if decoded is not None else args
     parts = [common.tool_call(call_id, name or call.get("type"), args)]
     if output not in (None, "", []):
         parts.append(common.tool_result(call_id, name or call.get("type"), output))
     return parts
-
-
-def _json_object(text: str) -> dict[str, Any] | None:
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None

@@ -197,13 +197,13 @@ def _tool_calls(attrs: dict[str, str]) -> list[dict[str, Any]]:
         for call in calls if isinstance(calls, list) else []:
             function = call.get("function") or {}
             name = function.get("name")
-            args = _decoded(function.get("arguments"))
+            args = function.get("arguments")
             parts.append(common.tool_call(call.get("id"), name, args))
             if str(call.get("id")) in results:
                 parts.append(common.tool_result(call.get("id"), name, results[str(call.get("id"))]))
         return parts
     call_id, name = attrs.get("id"), attrs.get("name")
-    parts = [common.tool_call(call_id, name, _decoded(_json(attrs.get("arguments", '""'))))]
+    parts = [common.tool_call(call_id, name, _json(attrs.get("arguments", '""')))]
     if "result" in attrs:
         parts.append(common.tool_result(call_id, name, _json(attrs["result"])))
     return parts
@@ -226,7 +226,7 @@ def _from_output(output: list[Any]) -> tuple[str, list[dict[str, Any]], list[str
                 parts.append(common.reasoning("\n\n".join(said), seconds=item.get("duration")))
         elif kind == "function_call":
             names[str(item.get("call_id"))] = item.get("name")
-            args = _decoded(item.get("arguments"))
+            args = item.get("arguments")
             parts.append(common.tool_call(item.get("call_id"), item.get("name"), args))
         elif kind == "function_call_output":
             call_id = item.get("call_id")
@@ -262,14 +262,6 @@ def _json(text: str) -> Any:
         return json.loads(text)
     except ValueError:
         return text
-
-
-def _decoded(arguments: Any) -> Any:
-    """Tool arguments: the object they encode, or the text as given."""
-    if isinstance(arguments, str):
-        value = _json(arguments)
-        return value if isinstance(value, dict) else arguments
-    return arguments
 
 
 def _number(value: Any) -> float | None:
