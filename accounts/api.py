@@ -8,7 +8,7 @@ from django.http import HttpRequest
 from ninja import Field, Router, Schema
 from pydantic import StrictBool
 
-from core.schemas import Input, Text
+from core.schemas import Input, Text, errors
 
 from .preferences import (
     INSTRUCTIONS_MAX_CHARS,
@@ -20,16 +20,7 @@ from .preferences import (
 router = Router(tags=["settings"])
 
 
-class ErrorBody(Schema):
-    code: str
-    message: str
-
-
-class ErrorOut(Schema):
-    error: ErrorBody
-
-
-ERRORS = {code: ErrorOut for code in (400, 401, 422, 429)}
+ERRORS = errors(400, 401, 422, 429)
 ModelId = Annotated[Text, Field(max_length=100)]
 
 

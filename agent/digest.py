@@ -13,6 +13,7 @@ from agent.config import AgentConfig
 from agent.llm import ask_model, get_chat_model
 from agent.memory import INTERNAL_TAG
 from agent.tokens import estimate_tokens
+from text.language import detect_language
 
 SECTION_TITLES = {
     "ko": ("주요 내용", "결정 사항", "다음 할 일"),
@@ -39,7 +40,6 @@ ACTION_CUES = re.compile(
     re.IGNORECASE,
 )
 SENTENCE_END = re.compile(r"(?<=[.!?。])\s+|\n+")
-HANGUL = re.compile(r"[\uac00-\ud7a3]")
 
 
 class Digest(TypedDict):
@@ -48,14 +48,6 @@ class Digest(TypedDict):
     decisions: list[str]
     next_actions: list[str]
     text: str
-
-
-def detect_language(texts: Sequence[str]) -> str:
-    """Return "ko" when Hangul dominates the letters of `texts`, else "en"."""
-    joined = " ".join(texts)
-    hangul = len(HANGUL.findall(joined))
-    letters = sum(ch.isalpha() for ch in joined)
-    return "ko" if letters and hangul / letters > 0.3 else "en"
 
 
 def render_digest(language: str, main: list[str], decisions: list[str], actions: list[str]) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from core import sensitive
+from text import sensitive
 
 _GREETING = re.compile(
     r"^\s*(hi|hello|hey|good (morning|afternoon|evening)|안녕(하세요|하십니까)?|"

@@ -30,11 +30,11 @@ from agent.extract import (
 from agent.llm import ask_model
 from agent.summary_check import SummaryRefused, refusal
 from agent.tokens import (
-    detect_language,
     estimate_message_tokens,
     estimate_tokens,
     message_text,
 )
+from text.language import detect_language
 
 __all__ = [
     "INTERNAL_TAG",

@@ -24,7 +24,8 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from agent import intents, prompts
 from agent.steps import fill
-from agent.tokens import detect_language, estimate_message_tokens, estimate_tokens, message_text
+from agent.tokens import estimate_message_tokens, estimate_tokens, message_text
+from text.language import detect_language
 
 OFFLINE_MODEL_NAME = "offline"
 _SENTENCE = re.compile(r"[^.!?。\n]+[.!?。]?")

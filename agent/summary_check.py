@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 
-from agent.tokens import detect_language
+from text.language import detect_language
 
 MIN_LENGTH_SHARE = 0.015
 MIN_LETTERS = 12

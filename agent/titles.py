@@ -11,7 +11,8 @@ from agent import prompts
 from agent.config import AgentConfig
 from agent.llm import ask_model, get_chat_model
 from agent.memory import INTERNAL_TAGS
-from agent.tokens import detect_language, message_text
+from agent.tokens import message_text
+from text.language import detect_language
 
 TITLE_MAX_CHARS = 60
 QUESTION_CHARS = 1500

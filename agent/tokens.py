@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from functools import lru_cache
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
@@ -22,8 +22,6 @@ _PIECE = re.compile(
     r"|(?P<other>.)",
     re.DOTALL,
 )
-_HANGUL = re.compile(r"[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]")
-_LETTER = re.compile(r"[^\W\d_]")
 
 # Per-message framing the chat format adds (role markers, separators).
 MESSAGE_OVERHEAD_TOKENS = 4
@@ -143,17 +141,3 @@ def update_calibration(current: float, raw_estimate: int, actual: int | None) ->
     low, high = CALIBRATION_BOUNDS
     blended = 0.5 * current + 0.5 * ratio
     return round(min(high, max(low, blended)), 4)
-
-
-def hangul_share(texts: Sequence[str]) -> float:
-    """Return the share of letters in `texts` that are Hangul."""
-    letters = hangul = 0
-    for text in texts:
-        letters += len(_LETTER.findall(text))
-        hangul += len(_HANGUL.findall(text))
-    return hangul / letters if letters else 0.0
-
-
-def detect_language(texts: Sequence[str]) -> str:
-    """Return "ko" when Hangul is a real share of the letters, else "en"."""
-    return "ko" if hangul_share(texts) >= 0.2 else "en"

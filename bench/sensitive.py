@@ -1,6 +1,6 @@
 """The sensitive-information detector's precision and recall, and its speed; one JSON line.
 
-Sets (tests/core/sensitive_sets.py): negatives — the 40 test questions and the two test
+Sets (tests/text/sensitive_sets.py): negatives — the 40 test questions and the two test
 documents, the demo conversations, and 348 ordinary Korean and English sentences with
 numbers (dates, prices, order and tracking numbers, versions, IPs, registration-shaped
 numbers with a wrong check digit, Luhn-failing card-shaped numbers, unassigned phone-like
@@ -29,12 +29,12 @@ import django  # noqa: E402
 django.setup()
 
 from conversations.management.commands.demo import DEMO_CONVERSATIONS  # noqa: E402
-from core.sensitive import find  # noqa: E402
-from tests.core.sensitive_sets import (  # noqa: E402
+from tests.text.sensitive_sets import (  # noqa: E402
     corpus_texts,
     ordinary_sentences,
     valid_examples,
 )
+from text.sensitive import find  # noqa: E402
 
 
 def main() -> None:

@@ -267,7 +267,7 @@ MESSAGE_MAX_CHARS = int(os.environ.get("MESSAGE_MAX_CHARS", 32000))
 MEDIA_ROOT = Path(os.environ.get("CHAT_MEDIA_DIR", VAR_DIR / "media"))
 MEDIA_URL = "/media/"  # never served as such: GET /api/v1/attachments/{id} checks the owner
 ATTACHMENT_MAX_BYTES = int(os.environ.get("ATTACHMENT_MAX_BYTES", 10 * 1024 * 1024))
-# Sensitive information in a user message (core/sensitive.py): "warn" (refused until the
+# Sensitive information in a user message (text/sensitive.py): "warn" (refused until the
 # sender confirms), "block" (refused), "off".
 SENSITIVE_CHECK = os.environ.get("SENSITIVE_CHECK", "warn")
 if SENSITIVE_CHECK not in ("warn", "block", "off"):

@@ -7,7 +7,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
 
-from core import sensitive
+from text import sensitive
 
 from . import services
 from .models import Conversation, Message, MessageFeedback, Project, Share

@@ -96,3 +96,19 @@ def loads(raw: str | bytes) -> Any:
         return json.loads(raw, parse_constant=_refuse_constant, parse_float=_finite_float)
     except RecursionError:
         raise ValueError("JSON nested too deeply") from None
+
+
+class ErrorBody(Schema):
+    code: str
+    message: str
+
+
+class ErrorOut(Schema):
+    """SPEC's error shape, every API answer that is not a success: {"error": {code, message}}."""
+
+    error: ErrorBody
+
+
+def errors(*statuses: int) -> dict[int, type[ErrorOut]]:
+    """The `response=` entries of an endpoint's error answers."""
+    return {status: ErrorOut for status in statuses}

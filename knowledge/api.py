@@ -12,7 +12,7 @@ from ninja.files import UploadedFile
 from pydantic import Field
 
 from core.cursors import decode_keyset, encode_cursor
-from core.schemas import Text
+from core.schemas import Text, errors
 
 from . import selectors, services
 from .hybrid import retrieve
@@ -22,16 +22,7 @@ router = Router(tags=["documents"])
 CURSOR_KEY = "documents"
 
 
-class ErrorBody(Schema):
-    code: str
-    message: str
-
-
-class ErrorOut(Schema):
-    error: ErrorBody
-
-
-ERRORS = {code: ErrorOut for code in (400, 401, 404, 413, 422, 429)}
+ERRORS = errors(400, 401, 404, 413, 422, 429)
 
 
 class DocumentOut(Schema):

@@ -16,12 +16,13 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 
+from text.scoring import overlap_share, snippet
+from text.words import concepts
+
 from . import embeddings, vectors
 from .models import DocumentChunk
 from .retrieval import MAX_K, RetrievedChunk, passage_url
 from .retrieval import retrieve as keyword_retrieve
-from .scoring import overlap_share, snippet
-from .terms import concepts
 
 RRF_K = 60
 # A keyword hit weaker than this does not take part: across languages the words path

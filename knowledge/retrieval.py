@@ -18,11 +18,11 @@ from django.db.models import Q
 from django.urls import reverse
 
 from core import rls
+from text.scoring import idf_weights, overlap_share, score_chunk, snippet
+from text.words import Concept, concepts, tsquery
 
 from .models import DocumentChunk
-from .scoring import idf_weights, overlap_share, score_chunk, snippet
 from .selectors import in_scope
-from .terms import Concept, concepts, tsquery
 
 MAX_K = 20
 CANDIDATES = 60

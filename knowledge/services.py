@@ -9,13 +9,13 @@ from django.conf import settings
 from django.db import transaction
 
 from core.errors import Invalid, TooLarge
+from text.words import index_terms
 
 from . import vectors
 from .chunking import chunk_sections, split_sections
 from .extraction import extract_text, kind_for
 from .models import TITLE_MAX_LENGTH, Document, DocumentChunk
 from .selectors import get_document_for_user
-from .terms import index_terms
 
 MAX_FILENAME_CHARS = 255
 

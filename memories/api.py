@@ -7,13 +7,12 @@ from typing import Annotated, Any
 from django.http import HttpRequest
 from ninja import Field, Router, Schema, Status
 
-from conversations.api.schemas import ErrorOut
-from core.schemas import Input, Text
+from core.schemas import Input, Text, errors
 
 from . import services
 
 router = Router(tags=["memories"])
-ERRORS = {code: ErrorOut for code in (400, 401, 404, 409, 413, 422, 429)}
+ERRORS = errors(400, 401, 404, 409, 413, 422, 429)
 MemoryText = Annotated[Text, Field(min_length=1, max_length=services.MAX_CHARS)]
 
 

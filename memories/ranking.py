@@ -1,7 +1,7 @@
 """Rank short texts against what the user just wrote, with the project's own keyword search.
 
-The same Korean-aware words as the knowledge base (`knowledge.terms`: particles stripped,
-prefix forms, loanwords both ways) and its scoring (`knowledge.scoring`: IDF-weighted share
+The same Korean-aware words as the knowledge base (`text.words`: particles stripped,
+prefix forms, loanwords both ways) and its scoring (`text.scoring`: IDF-weighted share
 of the query's words a text holds). Used for memories across conversations and for a
 conversation's own older messages; no model call, no database: callers hand in the texts
 (and, for memories, how near in meaning each is to the query).
@@ -13,8 +13,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from agent import intents
-from knowledge.scoring import concept_match, idf_weights, score_chunk
-from knowledge.terms import Concept, concepts
+from text.scoring import concept_match, idf_weights, score_chunk
+from text.words import Concept, concepts
 
 
 @dataclass(frozen=True)

@@ -13,12 +13,12 @@ from typing import Any, Literal, TypedDict
 import numpy as np
 
 from agent.steps import ToolFailed
-from core import sensitive
 from core.db_async import db_async
 from core.errors import Conflict, Invalid, NotFound
 from core.schemas import storable_text
 from knowledge import embeddings
-from knowledge.scoring import concept_match
+from text import sensitive
+from text.scoring import concept_match
 
 from .ranking import choose_memories, query_concepts, rank
 from .store import get_store

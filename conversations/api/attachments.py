@@ -11,11 +11,12 @@ from conversations import attachments
 from conversations.exports import attachment_header
 from conversations.serializers import attachment_to_dict
 from core.errors import TooLarge
+from core.schemas import errors
 
-from .schemas import AttachmentOut, ErrorOut
+from .schemas import AttachmentOut
 
 router = Router(tags=["attachments"])
-ERRORS = {code: ErrorOut for code in (400, 401, 404, 409, 413, 422, 429)}
+ERRORS = errors(400, 401, 404, 409, 413, 422, 429)
 
 
 @router.post(

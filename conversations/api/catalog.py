@@ -7,11 +7,10 @@ from django.http import HttpRequest
 from ninja import Router, Schema
 
 from core.llm_catalog import list_models
-
-from .schemas import ErrorOut
+from core.schemas import errors
 
 router = Router(tags=["models"])
-ERRORS = {code: ErrorOut for code in (401, 429)}
+ERRORS = errors(401, 429)
 
 
 class ModelOut(Schema):

@@ -26,6 +26,7 @@ from conversations import (
 from conversations.models import Conversation
 from conversations.serializers import conversation_to_dict
 from core.errors import TooLarge
+from core.schemas import errors
 from core.streaming import astream
 
 from .schemas import (
@@ -38,14 +39,13 @@ from .schemas import (
     ConversationOut,
     ConversationPage,
     ConversationPatchIn,
-    ErrorOut,
     ForkIn,
     SummarizeIn,
     SwitchIn,
 )
 
 router = Router(tags=["conversations"])
-ERRORS = {code: ErrorOut for code in (400, 401, 404, 409, 413, 422, 429)}
+ERRORS = errors(400, 401, 404, 409, 413, 422, 429)
 FILE_RESPONSE = {
     "description": "the file, as an attachment",
     "content": {

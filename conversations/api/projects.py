@@ -8,12 +8,12 @@ from django.http import HttpRequest
 from ninja import Field, Router, Schema, Status
 
 from conversations import projects, selectors
-from core.schemas import Input, Text
+from core.schemas import Input, Text, errors
 
-from .schemas import ErrorOut, ProjectId
+from .schemas import ProjectId
 
 router = Router(tags=["projects"])
-ERRORS = {code: ErrorOut for code in (400, 401, 404, 409, 413, 422, 429)}
+ERRORS = errors(400, 401, 404, 409, 413, 422, 429)
 
 
 class ProjectIn(Input):

@@ -17,15 +17,6 @@ ProjectId = Annotated[int, Field(ge=1, le=MAX_ID)]
 Status = Literal["active", "archived", "summarized"]
 
 
-class ErrorBody(Schema):
-    code: str
-    message: str
-
-
-class ErrorOut(Schema):
-    error: ErrorBody
-
-
 class ConversationOut(Schema):
     id: str
     title: str

@@ -9,11 +9,10 @@ from django.urls import reverse
 from ninja import Router, Schema, Status
 
 from conversations import shares
-
-from .schemas import ErrorOut
+from core.schemas import errors
 
 router = Router(tags=["sharing"])
-ERRORS = {code: ErrorOut for code in (400, 401, 404, 409, 413, 422, 429)}
+ERRORS = errors(400, 401, 404, 409, 413, 422, 429)
 
 
 class ShareOut(Schema):

@@ -25,11 +25,12 @@ from agent.events import AgentEvent, FinishedEvent
 from agent.runner import Turn
 from agent.steps import thinking_step
 from conversations.attachments import clean_ids as clean_attachment_ids
-from core import rls, sensitive
+from core import rls
 from core.db_async import db_async
 from core.errors import Invalid, NotFound, SensitiveInfo, TooLarge
 from core.llm_catalog import acheck_model
 from core.outages import is_database_error
+from text import sensitive
 
 from .. import agent_service, events, summaries, titles
 from ..models import Conversation, Message, ReplyRun

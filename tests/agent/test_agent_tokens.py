@@ -7,7 +7,6 @@ from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage
 
 from agent.tokens import (
-    detect_language,
     estimate_message_tokens,
     estimate_tokens,
     update_calibration,
@@ -46,11 +45,6 @@ def test_calibration_moves_toward_the_server_figure_and_stays_bounded():
     assert update_calibration(1.0, 100, 120) == 1.1
     assert update_calibration(1.0, 100, None) == 1.0
     assert update_calibration(1.0, 100, 10_000) == 3.0
-
-
-def test_language_detection():
-    assert detect_language(["안녕하세요, my friend 철수"]) == "ko"
-    assert detect_language(["hello there"]) == "en"
 
 
 @given(st.text(alphabet=st.characters(codec="utf-8"), max_size=300))

@@ -3,7 +3,7 @@ from __future__ import annotations
 import itertools
 
 from knowledge.chunking import chunk_sections, parse_heading, split_sections
-from knowledge.terms import concepts, index_terms, strip_ending
+from text.words import concepts, index_terms, strip_ending
 
 
 def test_markdown_headings_become_sections_with_number_and_title():

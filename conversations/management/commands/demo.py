@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
@@ -19,10 +18,10 @@ from conversations.exports import EXPORT_FORMAT, EXPORT_VERSION
 from conversations.imports import import_conversation
 from conversations.models import Project
 from core import rls
+from text.language import detect_language
 
 DEMO_USERNAME = "demo"
 DEMO_PASSWORD_DEFAULT = "demo-chat-2026"
-HANGUL = re.compile(r"[가-힣]")
 SAMPLE_NOTE = {
     "ko": "예시 대화입니다. 답변은 모델이 쓴 것이 아니라 미리 써 둔 예시입니다.",
     "en": "A sample conversation: the replies are written-in examples, not from a model.",
@@ -99,7 +98,7 @@ class Command(BaseCommand):
         # Sample history is brought in the way users bring theirs: as an import, so the
         # one writer of new user messages (the reply orchestrator) stays the only one.
         for title, project_name, messages in DEMO_CONVERSATIONS:
-            language = "ko" if HANGUL.search(title) else "en"
+            language = detect_language([title])
             export = {
                 "format": EXPORT_FORMAT,
                 "version": EXPORT_VERSION,

@@ -10,7 +10,7 @@ import math
 import re
 from functools import lru_cache
 
-from .terms import Concept, is_hangul, words
+from .words import Concept, is_hangul, words
 
 HEADING_WEIGHT = 1.5
 PART_WEIGHT = 0.5

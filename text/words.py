@@ -12,8 +12,9 @@ import re
 from dataclasses import dataclass
 from itertools import combinations
 
+from .language import HANGUL_SYLLABLE
+
 WORD = re.compile(r"[0-9A-Za-z\u00c0-\u024f]+|[\uac00-\ud7a3]+|[\u3040-\u30ff\u4e00-\u9fff]+")
-HANGUL = re.compile(r"[\uac00-\ud7a3]")
 MAX_QUERY_CHARS = 500
 MAX_CONCEPTS = 12
 COMBINED_CONCEPTS = 5
@@ -111,7 +112,7 @@ def words(text: str) -> list[str]:
 
 def is_hangul(word: str) -> bool:
     """Say whether `word` is Korean."""
-    return bool(HANGUL.match(word))
+    return bool(HANGUL_SYLLABLE.match(word))
 
 
 def index_terms(text: str) -> str:

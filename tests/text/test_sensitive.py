@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from conversations.management.commands.demo import DEMO_CONVERSATIONS
-from core.sensitive import find, mask
+from text.sensitive import find, mask
 
 from .sensitive_sets import corpus_texts, ordinary_sentences, valid_examples
 
