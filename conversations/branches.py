@@ -1,4 +1,5 @@
-"""The current branch: reading it, switching it, and where it goes after a delete.
+"""The current branch: reading it, switching it, deleting a message (and what hangs under it)
+and where the branch goes after.
 
 Every message has a `parent` (null for a root); what the user sees, exports by default
 and what the agent remembers is the path from the root to `Conversation.current_message`
@@ -12,16 +13,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from asgiref.sync import sync_to_async
 from django.db import transaction
 from django.db.models import BooleanField, ExpressionWrapper
 
-from core.errors import NotFound
+from core.errors import Conflict, NotFound
 
 from . import events, selectors
-from .models import TOKENS_ESTIMATED_Q, Conversation, Message
+from .models import TOKENS_ESTIMATED_Q, Conversation, Message, ReplyRun
 from .selectors import get_message_for_user
-from .services import lock_conversation
-from .tree import Tree, current_leaf, with_siblings
+from .services import lock_conversation, recount
+from .tree import Tree, current_branch, current_leaf, with_siblings
 
 
 def branch_messages(
@@ -63,7 +65,7 @@ def count_branch(conversation: Conversation, *, leaving_out: Iterable[Any] = ())
     shows and counts itself: the page's header then adds up with what it shows)."""
     tree = Tree.of(conversation.pk)
     skipped = set(leaving_out)
-    path = [pk for pk in tree.path_to(current_leaf(conversation, tree)) if pk not in skipped]
+    path = [pk for pk in current_branch(conversation, tree) if pk not in skipped]
     if not path:
         return Counts()
     estimated = ExpressionWrapper(TOKENS_ESTIMATED_Q, output_field=BooleanField())
@@ -93,7 +95,7 @@ def list_messages(
     oldest first, each with its `sibling_ids` and the owner's feedback; `role`, `part`
     and `has_tool` filter it (selectors.list_messages)."""
     tree = Tree.of(conversation.pk)
-    among = None if branch == "all" else tree.path_to(current_leaf(conversation, tree))
+    among = None if branch == "all" else current_branch(conversation, tree)
     rows = selectors.list_messages(
         conversation=conversation,
         after=after,
@@ -138,7 +140,7 @@ def show_message(*, user: Any, message_id: Any, conversation_id: Any) -> Convers
         raise NotFound("Message not found.")
     conversation = message.conversation
     tree = Tree.of(conversation.pk)
-    if message.pk in tree.path_to(current_leaf(conversation, tree)):
+    if message.pk in current_branch(conversation, tree):
         return conversation
     return switch_branch(user=user, message_id=message.pk, conversation_id=conversation_id)
 
@@ -159,3 +161,43 @@ def leaf_after_delete(
         {k: [c for c in v if c not in doomed] for k, v in tree.children.items()},
     )
     return kept.newest_leaf(node)
+
+
+@transaction.atomic
+def delete_message(*, user: Any, message_id: Any) -> Conversation:
+    """Delete a message and every message under it; counters and the current branch follow.
+
+    Their sequence numbers stay unused. Locks the conversation row, then reads the tree
+    under the lock: of two concurrent deletes of one message the second finds it gone
+    (NotFound), and deletes of different messages each count what the other left. A
+    reply being written under the message holds it (Conflict "busy": stop it first).
+    The agent forgets nothing by hand: its memory is per branch, and no branch that
+    remains holds a deleted message.
+    """
+    found = get_message_for_user(user=user, message_id=message_id)
+    conversation = lock_conversation(found.conversation_id)
+    tree = Tree.of(conversation.pk)
+    if found.pk not in tree.parent:
+        raise NotFound("Message not found.")
+    doomed = set(tree.subtree(found.pk))
+    if ReplyRun.objects.filter(
+        conversation=conversation, status=ReplyRun.Status.RUNNING, reply_to_id__in=doomed
+    ).exists():
+        raise Conflict("A reply is being written under this message; stop it first.", code="busy")
+    rows = list(conversation.messages.filter(pk__in=doomed).values_list("pk", "sequence_number"))
+    conversation.current_message_id = leaf_after_delete(conversation, tree, doomed)
+    conversation.save(update_fields=["current_message"])
+    conversation.messages.filter(pk__in=doomed).delete()
+    recount(conversation)
+    for pk, seq in sorted(rows, key=lambda row: row[1]):
+        events.send_on_commit(
+            events.message_deleted(
+                message_id=pk, conversation_id=conversation.pk, sequence_number=seq
+            ),
+            conversation_id=conversation.pk,
+        )
+    events.send_conversation_on_commit(conversation)
+    return conversation
+
+
+adelete_message = sync_to_async(delete_message)

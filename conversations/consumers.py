@@ -82,7 +82,32 @@ def _describe(exc: ValueError) -> str:
 
 
 class ScopedConsumer(AsyncWebsocketConsumer):
-    """A socket whose every event runs in its user's RLS scope (core/rls.py)."""
+    """A signed-in user's socket: every event runs in the user's RLS scope (core/rls.py),
+    and `connect` is the same prologue for every kind (accept, then 4401 or `opened`)."""
+
+    token_id: int | None = None
+    is_closed = False
+
+    async def connect(self) -> None:
+        """Accept, then close 4401 for a visitor or go on with `opened(user)`."""
+        # Accept first: a close before accept reaches the client as a bare 403.
+        await self.accept()
+        user = self.scope.get("user")
+        if user is None or not user.is_authenticated:
+            await self.close_with(CLOSE_NOT_LOGGED_IN)
+            return
+        # A socket opened with an API token closes (4401) once that token is revoked.
+        self.token_id = self.scope.get("token_id")
+        await self.opened(user)
+
+    async def opened(self, user: Any) -> None:
+        """Set the socket up for its signed-in `user` (or close it with a reason)."""
+        raise NotImplementedError
+
+    async def close_with(self, code: int) -> None:
+        """Close the socket with an application close code."""
+        self.is_closed = True
+        await self.close(code=code)
 
     async def dispatch(self, message: Any) -> None:
         with rls.using(rls.scope_for_user(self.scope.get("user"))):
@@ -103,19 +128,11 @@ class ConversationConsumer(ScopedConsumer):
     channel_layer_alias = "no-channel-layer"
 
     conversation_id: str | None = None
-    token_id: int | None = None
-    is_closed = False
     temporary_owner: int | None = None  # set on a temporary conversation: it lives by its sockets
 
     # --- socket handlers ---------------------------------------------------------------
-    async def connect(self) -> None:
-        """Accept, then close 4401 / 4404 or join the conversation's fan-out."""
-        # Accept first: a close before accept reaches the client as a bare 403.
-        await self.accept()
-        user = self.scope.get("user")
-        if user is None or not user.is_authenticated:
-            await self.close_with(CLOSE_NOT_LOGGED_IN)
-            return
+    async def opened(self, user: Any) -> None:
+        """Close 4404 or join the conversation's fan-out."""
         conversation_id = self.scope["url_route"]["kwargs"]["conversation_id"]
         try:
             conversation = await aget_conversation_for_user(
@@ -125,8 +142,6 @@ class ConversationConsumer(ScopedConsumer):
             await self.close_with(CLOSE_NOT_FOUND)
             return
         self.user = user
-        # A socket opened with an API token closes (4401) once that token is revoked.
-        self.token_id = self.scope.get("token_id")
         self.conversation_id = str(conversation.pk)
         hub = get_hub()
         await hub.join(self.conversation_id, self)
@@ -282,32 +297,19 @@ class ConversationConsumer(ScopedConsumer):
         """Send an `error` frame to this socket only."""
         await self.send_frame(events.error(code, detail))
 
-    async def close_with(self, code: int) -> None:
-        """Close the socket with an application close code."""
-        self.is_closed = True
-        await self.close(code=code)
-
 
 class UserConsumer(ScopedConsumer):
     """One tab's feed of its user's conversation list: `conversation.updated`/`deleted`."""
 
     group: str | None = None
-    token_id: int | None = None
-    is_closed = False
 
     # --- socket handlers ---------------------------------------------------------------
-    async def connect(self) -> None:
-        """Accept, then close 4401 or join the user's group."""
-        await self.accept()
-        user = self.scope.get("user")
-        if user is None or not user.is_authenticated:
-            await self.close_with(CLOSE_NOT_LOGGED_IN)
-            return
+    async def opened(self, user: Any) -> None:
+        """Join the user's group."""
         self.group = user_group(user.pk)
         await self.channel_layer.group_add(self.group, self.channel_name)
         # Opened with an API token: closed (4401) once the token is revoked, as the
         # conversation sockets are (the watchdog checks both).
-        self.token_id = self.scope.get("token_id")
         if self.token_id is not None:
             hub = get_hub()
             hub.listeners.add(self)
@@ -319,11 +321,6 @@ class UserConsumer(ScopedConsumer):
         get_hub().listeners.discard(self)
         if self.group is not None:
             await self.channel_layer.group_discard(self.group, self.channel_name)
-
-    async def close_with(self, code: int) -> None:
-        """Close the socket with an application close code."""
-        self.is_closed = True
-        await self.close(code=code)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         """Answer `ping`; this socket only listens otherwise."""

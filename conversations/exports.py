@@ -20,7 +20,7 @@ from django.utils.http import content_disposition_header
 
 from .models import Attachment, Conversation, Message, MessageFeedback, metadata_says_estimated
 from .serializers import attachment_to_dict
-from .tree import Tree, current_leaf
+from .tree import Tree, current_branch
 
 ExportFormat = Literal["markdown", "json", "text"]
 FORMATS: dict[str, tuple[str, str]] = {
@@ -128,7 +128,7 @@ def iter_export(
         rows = iter_message_rows(conversation.id, feedback_of=owner)
         return _iter_json(conversation, rows, include_metadata)
     tree = Tree.of(conversation.pk)
-    path = tree.path_to(current_leaf(conversation, tree))
+    path = current_branch(conversation, tree)
     rows = iter_message_rows(conversation.id, among=path, feedback_of=owner)
     if fmt == "markdown":
         return _iter_markdown(conversation, rows, include_metadata)

@@ -1,21 +1,16 @@
-"""What a user does to one message: rate it, report it, delete it."""
+"""What a user does to one message: rate it, report it (deleting it: branches.py)."""
 
 from __future__ import annotations
 
 import logging
 from typing import Any
 
-from asgiref.sync import sync_to_async
 from django.db import transaction
-from django.db.models import Count, Max, Sum
 
-from core.errors import Conflict, Invalid, NotFound
+from core.errors import Invalid
 
-from . import branches, events
-from .models import Conversation, Message, MessageFeedback, ReplyRun
+from .models import Message, MessageFeedback
 from .selectors import get_message_for_user
-from .services import lock_conversation
-from .tree import Tree
 
 logger = logging.getLogger(__name__)
 
@@ -62,51 +57,3 @@ def report_message(*, user: Any, message_id: Any, reason: str = "") -> Message:
     )
     message.save(update_fields=["is_flagged", "flag_reason"])
     return message
-
-
-@transaction.atomic
-def delete_message(*, user: Any, message_id: Any) -> Conversation:
-    """Delete a message and every message under it; counters and the current branch follow.
-
-    Their sequence numbers stay unused. Locks the conversation row, then reads the tree
-    under the lock: of two concurrent deletes of one message the second finds it gone
-    (NotFound), and deletes of different messages each count what the other left. A
-    reply being written under the message holds it (Conflict "busy": stop it first).
-    The agent forgets nothing by hand: its memory is per branch, and no branch that
-    remains holds a deleted message.
-    """
-    found = get_message_for_user(user=user, message_id=message_id)
-    conversation = lock_conversation(found.conversation_id)
-    tree = Tree.of(conversation.pk)
-    if found.pk not in tree.parent:
-        raise NotFound("Message not found.")
-    doomed = set(tree.subtree(found.pk))
-    if ReplyRun.objects.filter(
-        conversation=conversation, status=ReplyRun.Status.RUNNING, reply_to_id__in=doomed
-    ).exists():
-        raise Conflict("A reply is being written under this message; stop it first.", code="busy")
-    rows = list(conversation.messages.filter(pk__in=doomed).values_list("pk", "sequence_number"))
-    conversation.current_message_id = branches.leaf_after_delete(conversation, tree, doomed)
-    conversation.save(update_fields=["current_message"])
-    conversation.messages.filter(pk__in=doomed).delete()
-    totals = conversation.messages.aggregate(
-        n=Count("id"), tokens=Sum("tokens_used"), last=Max("created_at")
-    )
-    conversation.message_count = totals["n"] or 0
-    conversation.total_tokens_used = totals["tokens"] or 0
-    conversation.last_message_at = totals["last"]
-    conversation.save(
-        update_fields=["message_count", "total_tokens_used", "last_message_at", "updated_at"]
-    )
-    for pk, seq in sorted(rows, key=lambda row: row[1]):
-        events.send_on_commit(
-            events.message_deleted(
-                message_id=pk, conversation_id=conversation.pk, sequence_number=seq
-            ),
-            conversation_id=conversation.pk,
-        )
-    events.send_conversation_on_commit(conversation)
-    return conversation
-
-
-adelete_message = sync_to_async(delete_message)

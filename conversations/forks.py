@@ -8,14 +8,14 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.db import transaction
-from django.db.models import Max, OuterRef, Subquery, Sum
+from django.db.models import OuterRef, Subquery
 
 from core.errors import NotFound
 
 from . import agent_service, events
 from .models import TITLE_MAX_LENGTH, Conversation, Message
 from .selectors import get_conversation_for_user, get_message_for_user
-from .services import _clean_title
+from .services import _clean_title, recount
 from .tree import Tree
 
 logger = logging.getLogger(__name__)
@@ -58,22 +58,7 @@ def fork_conversation(
         forked_from_message=message,
     )
     _copy_messages(source=source, fork=fork, up_to=message)
-    totals = fork.messages.aggregate(
-        tokens=Sum("tokens_used"), last=Max("created_at"), n=Max("sequence_number")
-    )
-    fork.message_count = fork.messages.count()
-    fork.last_sequence_number = totals["n"] or 0
-    fork.total_tokens_used = totals["tokens"] or 0
-    fork.last_message_at = totals["last"]
-    fork.save(
-        update_fields=[
-            "message_count",
-            "total_tokens_used",
-            "last_message_at",
-            "last_sequence_number",
-            "current_message",
-        ]
-    )
+    recount(fork, also_save=("current_message",))
     events.send_on_commit(events.conversation_updated(fork), user_id=user.pk)
     return fork
 

@@ -31,7 +31,7 @@ from .models import (
     Message,
     MessageFeedback,
 )
-from .services import DESCRIPTION_MAX_LENGTH, SERVICE_ID_MAX_LENGTH
+from .services import DESCRIPTION_MAX_LENGTH, SERVICE_ID_MAX_LENGTH, recount
 from .tree import Tree
 
 MAX_SEQUENCE = 2**31 - 1
@@ -353,22 +353,11 @@ def store_conversation(*, user: Any, export: ExportFile) -> Conversation:
         for own, row in zip(own_ids, rows, strict=True)
         if row.feedback is not None and row.role == Message.Role.ASSISTANT
     )
-    conversation.message_count = conversation.last_sequence_number = len(rows)
     tree = Tree.of(conversation.pk)
     current = header.current_message_id
     conversation.current_message_id = (
         new_ids[current] if current is not None else tree.newest_leaf(None)
     )
-    conversation.total_tokens_used = sum(tokens)
-    conversation.last_message_at = max((row.created_at or now for row in rows), default=None)
-    conversation.save(
-        update_fields=[
-            "message_count",
-            "total_tokens_used",
-            "last_message_at",
-            "last_sequence_number",
-            "current_message",
-        ]
-    )
+    recount(conversation, also_save=("current_message",))
     events.send_on_commit(events.conversation_updated(conversation), user_id=user.pk)
     return conversation

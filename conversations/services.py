@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Count, Max, Sum
 from django.utils import timezone
 
 from agent.tokens import estimate_tokens
@@ -291,6 +292,23 @@ def insert_message(
     )
     conversation.save(update_fields=[*update_fields, *also_save])
     return message
+
+
+COUNTERS = ["message_count", "total_tokens_used", "last_message_at", "last_sequence_number"]
+
+
+def recount(conversation: Conversation, *, also_save: tuple[str, ...] = ()) -> None:
+    """Set the conversation's counters from its messages after a bulk write (a delete, a
+    fork's copy, an import) and save them with `also_save`. The last sequence number only
+    ever grows: a number once handed out keeps its meaning."""
+    totals = conversation.messages.aggregate(
+        n=Count("id"), tokens=Sum("tokens_used"), last=Max("created_at"), top=Max("sequence_number")
+    )
+    conversation.message_count = totals["n"] or 0
+    conversation.total_tokens_used = totals["tokens"] or 0
+    conversation.last_message_at = totals["last"]
+    conversation.last_sequence_number = max(conversation.last_sequence_number, totals["top"] or 0)
+    conversation.save(update_fields=[*COUNTERS, "updated_at", *also_save])
 
 
 def title_from_text(text: str, *, limit: int = AUTO_TITLE_MAX_LENGTH) -> str:

@@ -14,7 +14,7 @@ from core.ids import parse_uuid
 
 from .models import Message, Share
 from .selectors import get_conversation_for_user
-from .tree import Tree, current_leaf
+from .tree import Tree, current_branch
 
 MAX_SHARES_PER_USER = 1000
 TOKEN = re.compile(r"[A-Za-z0-9_-]{16,64}")  # secrets.token_urlsafe's alphabet
@@ -34,7 +34,7 @@ def create_share(*, user: Any, conversation_id: Any) -> Share:
             f"You have {MAX_SHARES_PER_USER} share links; revoke some first.", code="too_many"
         )
     tree = Tree.of(conversation.pk)
-    path = tree.path_to(current_leaf(conversation, tree))
+    path = current_branch(conversation, tree)
     return Share.objects.create(
         conversation=conversation,
         created_by=user,

@@ -81,6 +81,12 @@ def current_leaf(conversation: Conversation, tree: Tree | None = None) -> uuid.U
     return (tree or Tree.of(conversation.pk)).newest_leaf(None)
 
 
+def current_branch(conversation: Conversation, tree: Tree | None = None) -> list[uuid.UUID]:
+    """Return the ids of the current branch, root first (empty for a new conversation)."""
+    tree = tree or Tree.of(conversation.pk)
+    return tree.path_to(current_leaf(conversation, tree))
+
+
 def with_siblings(messages: Iterable[Message], tree: Tree | None = None) -> list[Message]:
     """Give each message its `sibling_ids` (message JSON carries them); one query."""
     messages = list(messages)

@@ -175,5 +175,5 @@ def report_message(request: HttpRequest, message_id: str, payload: ReportIn):
 async def delete_message(request: HttpRequest, message_id: str):
     """Delete a message and everything under it (its siblings stay); counters and the
     current branch follow, and no branch the agent remembers holds it any more."""
-    await feedback.adelete_message(user=request.auth, message_id=message_id)
+    await branches.adelete_message(user=request.auth, message_id=message_id)
     return Status(204, None)

@@ -15,7 +15,7 @@ from django.db.models import Count, Sum
 
 from agent.prompts import CONTINUE_NOTE
 from agent.tokens import estimate_tokens
-from conversations import feedback, imports, services
+from conversations import branches, imports, services
 from conversations.models import Conversation, Message
 from conversations.views import PAGE_SIZE
 from tests.agent.helpers import is_summarizer_request, memory_responder
@@ -91,7 +91,7 @@ async def test_a_users_message_is_an_estimate_a_reported_reply_is_not_and_totals
     again, _ = await ask(alice, conversation, kind="regenerate", message_id=first.pk)
     await ask(alice, conversation, content="And another thing.")
     await sync_to_async(assert_totals_add_up)(conversation.pk)
-    await sync_to_async(feedback.delete_message)(user=alice, message_id=again.pk)
+    await sync_to_async(branches.delete_message)(user=alice, message_id=again.pk)
     await sync_to_async(assert_totals_add_up)(conversation.pk)
 
 

@@ -13,7 +13,7 @@ from django.db import connections
 from django.test import AsyncClient
 
 from accounts.tokens import create_api_token, revoke_api_token
-from conversations import agent_service, events, feedback, services
+from conversations import agent_service, branches, events, services
 from conversations.models import Conversation, Message, ReplyRun
 from conversations.realtime.ratelimit import acheck_rate
 from conversations.replies import start_reply
@@ -177,7 +177,7 @@ def _delete_in_threads(user, ids: list) -> list:
     def delete(n: int) -> None:
         try:
             barrier.wait()
-            feedback.delete_message(user=user, message_id=ids[n])
+            branches.delete_message(user=user, message_id=ids[n])
             outcomes[n] = "deleted"
         except NotFound:
             outcomes[n] = "not found"
