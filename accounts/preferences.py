@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from asgiref.sync import sync_to_async
 from django.db import transaction
 
 from core.errors import Invalid
@@ -20,9 +19,6 @@ def get_user_settings(*, user: Any) -> UserSettings:
     """Return the user's settings (unsaved defaults when they never changed any)."""
     found = UserSettings.objects.filter(user_id=user.pk).first()
     return found if found is not None else UserSettings(user_id=user.pk)
-
-
-aget_user_settings = sync_to_async(get_user_settings)
 
 
 @transaction.atomic

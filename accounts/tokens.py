@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from asgiref.sync import sync_to_async
 from django.db import transaction
 from django.http import HttpRequest
 from django.utils import timezone
@@ -118,9 +117,6 @@ def live_token_ids(token_ids: set[int]) -> set[int]:
         pk__in=token_ids, revoked_at__isnull=True, owner__is_active=True
     ).values_list("pk", flat=True)
     return set(rows)
-
-
-aauthenticate_bearer = sync_to_async(authenticate_bearer)
 
 
 class BearerAuth(HttpBearer):

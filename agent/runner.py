@@ -412,33 +412,3 @@ def _describe(error: BaseException | None) -> str:
     if root is not error and str(root).strip():
         text += f" ({type(root).__name__}: {str(root).strip()})"
     return clean(text)[:500]  # a server's error message is its text too
-
-
-async def run_turn(
-    *,
-    config: AgentConfig,
-    checkpointer: BaseCheckpointSaver | None,
-    thread_id: str,
-    user_message_id: str,
-    user_text: str,
-    reply_id: str,
-    retriever: Retriever | None = None,
-    has_documents: bool = False,
-    search_conversations: ConversationSearch | None = None,
-    **options: Any,
-) -> AsyncIterator[AgentEvent]:
-    """Yield the events of one turn (use `Turn` directly to stop it from elsewhere)."""
-    turn = Turn(
-        config=config,
-        checkpointer=checkpointer,
-        thread_id=thread_id,
-        user_message_id=user_message_id,
-        user_text=user_text,
-        reply_id=reply_id,
-        retriever=retriever,
-        has_documents=has_documents,
-        search_conversations=search_conversations,
-        **options,
-    )
-    async for event in turn.events():
-        yield event

@@ -78,11 +78,6 @@ async def find_no_documents(query: str, k: int) -> list[dict[str, Any]]:
     return []
 
 
-async def find_no_conversations(query: str, limit: int) -> list[dict[str, Any]]:
-    """Return no conversations (the default conversation search)."""
-    return []
-
-
 @dataclass(frozen=True, kw_only=True)
 class AgentContext:
     """Per-run dependencies, handed to nodes through LangGraph's runtime context."""

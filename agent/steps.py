@@ -95,7 +95,6 @@ OTHER_TOOL_WORDS = (
     _("Used the tool %(tool)s"),
     _("The tool %(tool)s did not work this time"),
 )
-TOOL_OUTCOMES = ("call", "done", "failed")
 
 STEPS: dict[str, Step] = {
     # route: whether the question goes to the user's documents

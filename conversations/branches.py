@@ -26,17 +26,6 @@ from .services import lock_conversation, recount
 from .tree import Tree, current_branch, current_leaf, with_siblings
 
 
-def branch_messages(
-    conversation: Conversation, *, leaf_id: Any = None, tree: Tree | None = None
-) -> list[Message]:
-    """Return the messages of the current branch (or the one ending at `leaf_id`)."""
-    tree = tree or Tree.of(conversation.pk)
-    path = tree.path_to(leaf_id or current_leaf(conversation, tree))
-    rows = {m.pk: m for m in Message.objects.filter(pk__in=path)}
-    messages = with_siblings([rows[pk] for pk in path if pk in rows], tree)
-    return selectors.for_display(messages, user_id=conversation.created_by_id)
-
-
 @dataclass(frozen=True)
 class Counts:
     """Messages counted: how many, their tokens, and whether any count is an estimate."""

@@ -14,8 +14,6 @@ from ninja import Field
 from pydantic import ValidationError, model_validator
 
 from agent.tokens import estimate_tokens
-from core import schemas
-from core.errors import TooLarge
 from core.llm_catalog import find_model
 from core.schemas import Input, JsonObject, Text, Time
 
@@ -150,17 +148,6 @@ class ExportFile(Input):
         if current is not None and current not in seen:
             raise ValueError("current_message_id names no message of the file")
         return self
-
-
-def parse_export(raw: bytes | str) -> ExportFile:
-    """Decode and validate one export file of this app; refuse it naming the field at fault."""
-    if len(raw) > max_import_bytes():
-        raise TooLarge(f"The file is larger than {max_import_bytes()} bytes.")
-    try:
-        data = schemas.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise InvalidImport(f"The file is not valid JSON: {exc}"[:300]) from None
-    return validate_export(data)
 
 
 def validate_export(data: Any, *, where: str = "") -> ExportFile:

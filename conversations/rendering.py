@@ -85,10 +85,3 @@ def sanitize_html(html: str) -> str:
 def render_markdown(text: str) -> str:
     """Render message Markdown to sanitized HTML; raw HTML in `text` stays text."""
     return sanitize_html(_markdown().render(text or ""))
-
-
-def pygments_css() -> str:
-    """Return the code-highlighting stylesheet, light by default and dark on preference."""
-    light = HtmlFormatter(style="default", classprefix="").get_style_defs(".highlight")
-    dark = HtmlFormatter(style="monokai", classprefix="").get_style_defs(".highlight")
-    return f"{light}\n@media (prefers-color-scheme: dark) {{\n{dark}\n}}\n"

@@ -234,7 +234,6 @@ def forget_memories(*, user_id: Any, query: str) -> list[Memory]:
     return matches
 
 
-alist_memories = db_async(list_memories)
 aadd_memory = db_async(add_memory)
 arecall_memories = db_async(recall_memories)
 aforget_memories = db_async(forget_memories)
