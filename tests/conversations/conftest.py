@@ -10,12 +10,9 @@ from asgiref.sync import sync_to_async
 from django.db import connections
 
 from agent.checkpoint import close_checkpointers
-from conversations.models import Message
-from conversations.realtime.hub import aclose_hub, get_hub
-from conversations.replies import start_reply
+from conversations.realtime.hub import aclose_hub
 from tests.agent.helpers import is_summarizer_request, memory_responder
 from tests.support.fake_openai import FakeOpenAI, forced_tool
-from tests.support.sink import Sink
 
 
 @pytest.fixture
@@ -29,17 +26,6 @@ async def model(settings, tmp_path):
     await aclose_hub()
     await close_checkpointers()
     await sync_to_async(connections.close_all)()
-
-
-async def ask(user, conversation, **ask) -> tuple[Message, list[dict]]:
-    """Start a reply (send by default) and return the stored reply and its frames."""
-    hub, sink = get_hub(), Sink()
-    await hub.join(conversation.id, sink)
-    started = await start_reply(user=user, conversation_id=conversation.id, **ask)
-    reply = await started.assistant_message()
-    await hub.flushed(conversation.id)
-    await hub.leave(conversation.id, sink)
-    return reply, sink.frames
 
 
 def sent_to_model(server: FakeOpenAI) -> str:

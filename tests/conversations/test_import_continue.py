@@ -16,8 +16,7 @@ from conversations import imports
 from conversations.models import Message
 from tests.agent.helpers import is_summarizer_request, memory_responder
 from tests.support.fake_openai import Reply, forced_tool, message_texts
-
-from .conftest import ask
+from tests.support.turns import ask
 
 pytestmark = pytest.mark.django_db(transaction=True)
 FIXTURES = Path(__file__).parent / "import_fixtures"

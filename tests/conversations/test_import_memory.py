@@ -10,8 +10,9 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from conversations import imports
+from tests.support.turns import ask
 
-from .conftest import ask, sent_to_model
+from .conftest import sent_to_model
 
 pytestmark = pytest.mark.django_db(transaction=True)
 FIXTURES = Path(__file__).parent / "import_fixtures"

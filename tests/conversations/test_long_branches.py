@@ -18,8 +18,9 @@ from agent.prompts import CONTINUE_NOTE
 from conversations import branches, forks, services
 from tests.agent.helpers import is_summarizer_request, memory_responder
 from tests.support.fake_openai import Reply, forced_tool, message_texts
+from tests.support.turns import ask
 
-from .conftest import ask, sent_to_model
+from .conftest import sent_to_model
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

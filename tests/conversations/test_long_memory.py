@@ -16,8 +16,9 @@ from conversations import services
 from conversations.models import Message
 from tests.agent.helpers import is_summarizer_request, memory_responder
 from tests.support.fake_openai import Reply, forced_tool
+from tests.support.turns import ask
 
-from .conftest import ask, sent_to_model
+from .conftest import sent_to_model
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

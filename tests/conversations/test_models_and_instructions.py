@@ -17,6 +17,7 @@ from conversations.realtime.hub import aclose_hub, get_hub
 from conversations.replies import start_reply
 from tests.support.fake_openai import FakeOpenAI, Reply, message_texts
 from tests.support.sink import Sink
+from tests.support.turns import ask
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -40,17 +41,6 @@ async def model(settings):
     await sync_to_async(connections.close_all)()
 
 
-async def run_turn(user, conversation, text: str, **ask):
-    """Send `text` (or another ask) through the orchestrator; return the reply and frames."""
-    hub, sink = get_hub(), Sink()
-    await hub.join(conversation.id, sink)
-    started = await start_reply(user=user, conversation_id=conversation.id, content=text, **ask)
-    reply = await started.assistant_message()
-    await hub.flushed(conversation.id)
-    await hub.leave(conversation.id, sink)
-    return reply, sink.frames
-
-
 async def wait_for(check, seconds: float = 5.0):
     """Poll `check` (sync, database) until it returns something truthy."""
     for _ in range(int(seconds / 0.05)):
@@ -70,7 +60,7 @@ async def test_the_conversations_model_and_instructions_are_what_the_server_rece
     conversation = await sync_to_async(services.create_conversation)(
         user=alice, model="fake-b", system_prompt="Answer like a pirate.", temperature=0.3
     )
-    reply, _frames = await run_turn(alice, conversation, "hello there")
+    reply, _frames = await ask(alice, conversation, content="hello there")
 
     body = chat_requests(model)[-1]
     assert body["model"] == "fake-b"
@@ -91,8 +81,8 @@ async def test_a_conversation_without_a_model_uses_the_owners_default_then_the_s
     await sync_to_async(update_user_settings)(user=alice, default_model="fake-b")
     mine = await sync_to_async(services.create_conversation)(user=alice)
     theirs = await sync_to_async(services.create_conversation)(user=bob)
-    await run_turn(alice, mine, "hi")
-    await run_turn(bob, theirs, "hi")
+    await ask(alice, mine, content="hi")
+    await ask(bob, theirs, content="hi")
     models = [b["model"] for b in chat_requests(model)]
     assert models == ["fake-b", "fake-a"]
     assert "temperature" not in chat_requests(model)[-1]  # null: the server's default
@@ -100,9 +90,9 @@ async def test_a_conversation_without_a_model_uses_the_owners_default_then_the_s
 
 async def test_changing_the_model_mid_conversation_keeps_the_memory(model, alice):
     conversation = await sync_to_async(services.create_conversation)(user=alice)
-    await run_turn(alice, conversation, "My locker code is 4417.")
+    await ask(alice, conversation, content="My locker code is 4417.")
     await sync_to_async(services.update_conversation)(conversation=conversation, model="fake-b")
-    await run_turn(alice, conversation, "What is my locker code?")
+    await ask(alice, conversation, content="What is my locker code?")
     last = chat_requests(model)[-1]
     assert last["model"] == "fake-b"
     assert "4417" in json.dumps(last["messages"])
@@ -111,16 +101,16 @@ async def test_changing_the_model_mid_conversation_keeps_the_memory(model, alice
 async def test_a_model_taken_off_the_list_falls_back_to_the_default(model, alice, settings):
     conversation = await sync_to_async(services.create_conversation)(user=alice, model="fake-b")
     settings.CHAT_MODELS = "fake-a"
-    reply, _ = await run_turn(alice, conversation, "still there?")
+    reply, _ = await ask(alice, conversation, content="still there?")
     assert chat_requests(model)[-1]["model"] == "fake-a"
     assert reply.model == "fake-a"
 
 
 async def test_regenerate_with_another_model_writes_that_reply_only(model, alice):
     conversation = await sync_to_async(services.create_conversation)(user=alice)
-    first, _ = await run_turn(alice, conversation, "Tell me a joke.")
-    again, _ = await run_turn(
-        alice, conversation, None, kind="regenerate", message_id=first.pk, model="fake-b"
+    first, _ = await ask(alice, conversation, content="Tell me a joke.")
+    again, _ = await ask(
+        alice, conversation, content=None, kind="regenerate", message_id=first.pk, model="fake-b"
     )
     assert (first.model, again.model) == ("fake-a", "fake-b")
     assert again.parent_id == first.parent_id
@@ -132,7 +122,7 @@ async def test_an_unknown_model_for_a_regenerate_is_refused_and_nothing_runs(mod
     from core.errors import Invalid
 
     conversation = await sync_to_async(services.create_conversation)(user=alice)
-    first, _ = await run_turn(alice, conversation, "Tell me a joke.")
+    first, _ = await ask(alice, conversation, content="Tell me a joke.")
     with pytest.raises(Invalid):
         await start_reply(user=alice, kind="regenerate", message_id=first.pk, model="gpt-99")
     assert len(chat_requests(model)) == 1
@@ -143,7 +133,7 @@ async def test_the_model_titles_an_untitled_conversation_after_its_first_reply(m
     conversation = await sync_to_async(services.create_conversation)(user=alice)
     hub, sink = get_hub(), Sink()
     await hub.join(conversation.id, sink)
-    await run_turn(alice, conversation, "hello there, how are pirates greeted?")
+    await ask(alice, conversation, content="hello there, how are pirates greeted?")
 
     def titled():
         found = Conversation.objects.get(pk=conversation.pk)
@@ -156,7 +146,7 @@ async def test_the_model_titles_an_untitled_conversation_after_its_first_reply(m
     assert updates[-1]["conversation"]["title"] == "Pirate greetings"
     assert model.title_requests[0]["model"] == "fake-a"
 
-    await run_turn(alice, conversation, "and in Korean?")
+    await ask(alice, conversation, content="and in Korean?")
     await asyncio.sleep(0.3)
     assert len(model.title_requests) == 1  # only after the first exchange
 
@@ -165,7 +155,7 @@ async def test_a_title_the_user_gave_is_never_replaced(model, alice):
     conversation = await sync_to_async(services.create_conversation)(
         user=alice, title="My own title"
     )
-    await run_turn(alice, conversation, "hello there")
+    await ask(alice, conversation, content="hello there")
     await asyncio.sleep(0.3)
     refreshed = await sync_to_async(Conversation.objects.get)(pk=conversation.pk)
     assert refreshed.title == "My own title"
@@ -175,7 +165,7 @@ async def test_a_title_the_user_gave_is_never_replaced(model, alice):
 async def test_a_title_in_another_language_than_the_conversation_is_not_used(model, alice):
     model.title_responder = lambda body: Reply(text="Weekend plans")
     conversation = await sync_to_async(services.create_conversation)(user=alice)
-    await run_turn(alice, conversation, "이번 주말에 부산 여행 계획을 세워 줘")
+    await ask(alice, conversation, content="이번 주말에 부산 여행 계획을 세워 줘")
     await wait_for(lambda: model.title_requests)
     await asyncio.sleep(0.3)
     refreshed = await sync_to_async(Conversation.objects.get)(pk=conversation.pk)
@@ -188,7 +178,7 @@ async def test_the_offline_model_keeps_the_first_words_title(alice, settings):
     settings.OFFLINE_MODEL_CHARS_PER_SECOND = 0
     conversation = await sync_to_async(services.create_conversation)(user=alice)
     try:
-        await run_turn(alice, conversation, "hello offline world")
+        await ask(alice, conversation, content="hello offline world")
         await asyncio.sleep(0.3)
         refreshed = await sync_to_async(Conversation.objects.get)(pk=conversation.pk)
         assert refreshed.title == "hello offline world"
@@ -207,13 +197,13 @@ async def test_a_server_that_refuses_tools_still_answers_and_is_not_sent_them_ag
 
     model.responder = no_tools
     conversation = await sync_to_async(services.create_conversation)(user=alice)
-    reply, frames = await run_turn(alice, conversation, "what is 12*7?")
+    reply, frames = await ask(alice, conversation, content="what is 12*7?")
     assert reply.finish_reason == "end_turn" and reply.content == "Echo: what is 12*7?"
     codes = [f["code"] for f in frames if f["type"] == "thinking"]
     assert "generate.no_tools" in codes
 
     before = len(chat_requests(model))
-    second, _ = await run_turn(alice, conversation, "and 3*3?")
+    second, _ = await ask(alice, conversation, content="and 3*3?")
     assert second.finish_reason == "end_turn"
     later = chat_requests(model)[before:]
     assert later and not any(b.get("tools") for b in later)  # remembered: no refused call
@@ -222,6 +212,6 @@ async def test_a_server_that_refuses_tools_still_answers_and_is_not_sent_them_ag
 async def test_a_server_error_that_is_not_about_tools_still_fails_the_reply(model, alice):
     model.responder = lambda body: Reply(status=400, error_message="context length exceeded")
     conversation = await sync_to_async(services.create_conversation)(user=alice)
-    reply, _frames = await run_turn(alice, conversation, "hello")
+    reply, _frames = await ask(alice, conversation, content="hello")
     assert reply.finish_reason == "error"
     assert "context length exceeded" in reply.metadata["error"]

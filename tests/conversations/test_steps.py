@@ -23,7 +23,7 @@ from conversations import services
 from conversations.realtime.hub import aclose_hub
 from conversations.steps import JS_CATALOG, javascript_catalog, step_details, step_text
 from memories import services as memories
-from tests.conversations.conftest import ask
+from tests.support.turns import ask
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

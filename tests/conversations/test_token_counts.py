@@ -21,8 +21,7 @@ from conversations.views import PAGE_SIZE
 from tests.agent.helpers import is_summarizer_request, memory_responder
 from tests.support import seed
 from tests.support.fake_openai import Reply, count_tokens, forced_tool, message_texts
-
-from .conftest import ask
+from tests.support.turns import ask
 
 pytestmark = pytest.mark.django_db(transaction=True)
 FIXTURES = Path(__file__).parent / "import_fixtures"

@@ -19,8 +19,7 @@ from conversations import services
 from memories import services as memories
 from tests.agent.helpers import memory_responder
 from tests.support.fake_openai import Reply, ToolCall, forced_tool
-
-from .conftest import ask
+from tests.support.turns import ask
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

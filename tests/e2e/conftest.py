@@ -6,7 +6,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,7 +15,7 @@ from django.conf import settings
 from django.test import Client
 
 from tests.conftest import database_url_for_subprocesses, require_service
-from tests.support.daphne import stop
+from tests.support.daphne import stop, wait_for_port
 from tests.support.fake_openai import FakeOpenAI
 
 CHROMIUM = "/usr/bin/chromium"
@@ -41,18 +40,6 @@ def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
-
-
-def _wait_until_serving(port: int, server: subprocess.Popen, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise RuntimeError(f"Daphne exited with {server.returncode}")
-        with socket.socket() as sock:
-            if sock.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.2)
-    raise RuntimeError("Daphne did not start")
 
 
 @contextmanager
@@ -87,7 +74,7 @@ def serve_daphne(var: Path, database_url: str, **overrides: str) -> Iterator[str
         stderr=subprocess.STDOUT,
     )  # fmt: skip
     try:
-        _wait_until_serving(port, server)
+        wait_for_port(port, server)
         yield f"http://localhost:{port}"
     finally:
         stop([server])

@@ -10,11 +10,10 @@ from django.db import connections
 
 from agent.checkpoint import close_checkpointers
 from conversations import services
-from conversations.realtime.hub import aclose_hub, get_hub
-from conversations.replies import start_reply
+from conversations.realtime.hub import aclose_hub
 from knowledge.services import upload_document
 from tests.support.fake_openai import FakeOpenAI, Reply, ToolCall, forced_tool, message_texts
-from tests.support.sink import Sink
+from tests.support.turns import ask
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -52,23 +51,12 @@ async def model(settings):
     await sync_to_async(connections.close_all)()
 
 
-async def run_turn(user, conversation, text: str):
-    """Send `text` through the reply orchestrator; return the stored reply and the frames."""
-    hub, sink = get_hub(), Sink()
-    await hub.join(conversation.id, sink)
-    started = await start_reply(user=user, conversation_id=conversation.id, content=text)
-    reply = await started.assistant_message()
-    await hub.flushed(conversation.id)
-    await hub.leave(conversation.id, sink)
-    return reply, sink.frames
-
-
 async def test_document_passage_reaches_the_model_and_is_cited(model, alice, bob):
     await sync_to_async(upload_document)(
         user=alice, filename="travel.md", data=HANDBOOK.encode(), title="Travel handbook"
     )
     conversation = await sync_to_async(services.create_conversation)(user=alice)
-    reply, frames = await run_turn(alice, conversation, "How much is the per diem abroad?")
+    reply, frames = await ask(alice, conversation, content="How much is the per diem abroad?")
 
     main = [b for b in model.requests if not forced_tool(b)]
     assert "87 euros" in json.dumps(main[-1], ensure_ascii=False)
@@ -84,7 +72,7 @@ async def test_another_users_documents_are_never_retrieved(model, alice, bob):
         user=alice, filename="travel.md", data=HANDBOOK.encode(), title="Travel handbook"
     )
     conversation = await sync_to_async(services.create_conversation)(user=bob)
-    reply, frames = await run_turn(bob, conversation, "How much is the per diem abroad?")
+    reply, frames = await ask(bob, conversation, content="How much is the per diem abroad?")
     assert "87 euros" not in json.dumps(model.requests, ensure_ascii=False)
     assert not [f for f in frames if f["type"] == "sources" and f["items"]]
     assert not [p for p in reply.parts if p["type"] == "references"]
@@ -97,7 +85,7 @@ async def test_the_conversation_page_links_the_citation_to_the_passage(model, al
         user=alice, filename="travel.md", data=HANDBOOK.encode(), title="Travel handbook"
     )
     conversation = await sync_to_async(services.create_conversation)(user=alice)
-    reply, _ = await run_turn(alice, conversation, "How much is the per diem abroad?")
+    reply, _ = await ask(alice, conversation, content="How much is the per diem abroad?")
     url = next(p for p in reply.parts if p["type"] == "references")["items"][0]["url"]
     client = AsyncClient()
     await sync_to_async(client.force_login)(alice)
@@ -112,7 +100,7 @@ async def test_a_question_in_the_documents_own_words_goes_to_them_without_the_ro
         user=alice, filename="travel.md", data=HANDBOOK.encode(), title="Travel handbook"
     )
     conversation = await sync_to_async(services.create_conversation)(user=alice)
-    _reply, frames = await run_turn(alice, conversation, "Per diem abroad for meals?")
+    _reply, frames = await ask(alice, conversation, content="Per diem abroad for meals?")
     assert not [b for b in model.requests if forced_tool(b)]  # nobody asked the model
     assert "87 euros" in json.dumps(model.requests[-1], ensure_ascii=False)
     routes = [f for f in frames if f["type"] == "thinking" and f["step"] == "route"]
@@ -139,7 +127,7 @@ async def test_a_model_without_function_calling_gets_the_passage_by_retrievals_s
         user=alice, filename="travel.md", data=HANDBOOK.encode(), title="Travel handbook"
     )
     conversation = await sync_to_async(services.create_conversation)(user=alice)
-    reply, frames = await run_turn(alice, conversation, "How much is the per diem abroad?")
+    reply, frames = await ask(alice, conversation, content="How much is the per diem abroad?")
     assert reply.content == "The per diem is 87 euros."
     routes = [f for f in frames if f["type"] == "thinking" and f["step"] == "route"]
     assert routes[0]["code"] == "route.documents"
@@ -147,7 +135,7 @@ async def test_a_model_without_function_calling_gets_the_passage_by_retrievals_s
 
     # The model is now known not to call functions: the next turn asks no router at all.
     before = len(model.requests)
-    reply, frames = await run_turn(alice, conversation, "When must flights be booked?")
+    reply, frames = await ask(alice, conversation, content="When must flights be booked?")
     later = model.requests[before:]
     assert len(later) == 1 and not later[0].get("tools")
     assert "14 days" in json.dumps(later[0], ensure_ascii=False)
@@ -166,7 +154,7 @@ async def test_an_everyday_question_the_router_cannot_decide_stays_out_of_the_do
         user=alice, filename="travel.md", data=HANDBOOK.encode(), title="Travel handbook"
     )
     conversation = await sync_to_async(services.create_conversation)(user=alice)
-    _reply, frames = await run_turn(alice, conversation, "Write a haiku about autumn rain.")
+    _reply, frames = await ask(alice, conversation, content="Write a haiku about autumn rain.")
     assert not [f for f in frames if f["type"] == "sources"]
     assert "87 euros" not in json.dumps(model.requests[-1], ensure_ascii=False)
     routes = [f for f in frames if f["type"] == "thinking" and f["step"] == "route"]

@@ -12,8 +12,9 @@ from conversations import services
 from conversations.models import Message
 from memories import services as memories
 from tests.agent.helpers import memory_responder
-from tests.conversations.conftest import ask, model  # noqa: F401  (the fixture)
+from tests.conversations.conftest import model  # noqa: F401  (the fixture)
 from tests.support.fake_openai import Reply, ToolCall, forced_tool
+from tests.support.turns import ask
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

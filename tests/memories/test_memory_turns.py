@@ -13,8 +13,9 @@ from accounts.preferences import update_user_settings
 from conversations import services
 from memories import services as memories
 from tests.agent.helpers import memory_responder
-from tests.conversations.conftest import ask, model  # noqa: F401  (the fixture)
+from tests.conversations.conftest import model  # noqa: F401  (the fixture)
 from tests.support.fake_openai import Reply, ToolCall, forced_tool, message_texts
+from tests.support.turns import ask
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

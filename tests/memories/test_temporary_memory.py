@@ -12,7 +12,8 @@ from conversations import selectors, services
 from conversations.models import Message
 from conversations.replies import start_reply
 from memories import services as memories
-from tests.conversations.conftest import ask, model  # noqa: F401  (the fixture)
+from tests.conversations.conftest import model  # noqa: F401  (the fixture)
+from tests.support.turns import ask
 
 from .test_memory_turns import last_request, main_requests, remembering_responder
 

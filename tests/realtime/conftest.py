@@ -61,6 +61,13 @@ def make_conversation(user: Any, title: str = "Chat") -> Any:
     return services.create_conversation(user=user, title=title)
 
 
+async def connected(conversation_id: Any, token: str | None = None):
+    """Return a communicator on the conversation socket, already accepted."""
+    comm = open_socket(conversation_id, token=token)
+    assert (await comm.connect())[0]
+    return comm
+
+
 def open_socket(conversation_id: Any, *, token: str | None = None, headers=None):
     """Return a communicator on the conversation socket (Bearer when `token` is given)."""
     from chatsite.asgi import application

@@ -9,15 +9,16 @@ from channels.db import database_sync_to_async
 
 from conversations.models import Conversation, Message
 
-from .conftest import make_conversation, make_token, open_socket, receive, receive_until, stitch
+from .conftest import (
+    connected,
+    make_conversation,
+    make_token,
+    receive,
+    receive_until,
+    stitch,
+)
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("flush_redis")]
-
-
-async def connected(conversation_id, token):
-    comm = open_socket(conversation_id, token=token)
-    assert (await comm.connect())[0]
-    return comm
 
 
 async def first_exchange(comm) -> tuple[dict, dict]:

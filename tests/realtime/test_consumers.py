@@ -9,16 +9,9 @@ from channels.db import database_sync_to_async
 
 from conversations.models import Conversation, Message, ReplyRun
 
-from .conftest import make_conversation, make_token, open_socket, receive, receive_until
+from .conftest import connected, make_conversation, make_token, receive, receive_until
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("flush_redis")]
-
-
-async def connected(conversation_id, token):
-    comm = open_socket(conversation_id, token=token)
-    ok, _ = await comm.connect()
-    assert ok
-    return comm
 
 
 def contiguous_text(frames, run_id):

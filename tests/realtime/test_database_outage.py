@@ -18,6 +18,7 @@ from accounts.tokens import create_api_token
 from conversations import services, shares
 from tests.conftest import require_service, uses_postgres
 from tests.support.daphne import database_url, start_daphnes, stop
+from tests.support.sockets import close_code
 from tests.support.tcp_proxy import TcpProxy
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -63,14 +64,6 @@ async def _timed(coro):
     return result, time.monotonic() - started
 
 
-async def _close_code(ws) -> int:
-    with pytest.raises(websockets.ConnectionClosed) as closed:
-        async with asyncio.timeout(QUICK + 5):
-            while True:
-                await ws.recv()
-    return closed.value.rcvd.code
-
-
 async def _outage(port, proxy, *, token, session, conversation_id, share_token) -> dict:
     base = f"http://127.0.0.1:{port}"
     ws_url = f"ws://127.0.0.1:{port}/ws/conversations/{conversation_id}/"
@@ -92,9 +85,9 @@ async def _outage(port, proxy, *, token, session, conversation_id, share_token) 
             out["healthz"] = await _timed(http.get("/healthz"))
             # A socket already open asks for something that needs the database.
             await before.send(json.dumps({"type": "sync", "after": 0}))
-            out["open_socket"] = await _timed(_close_code(before))
+            out["open_socket"] = await _timed(close_code(before, wait=QUICK + 5))
         async with websockets.connect(ws_url, additional_headers=bearer) as during:
-            out["new_socket"] = await _timed(_close_code(during))
+            out["new_socket"] = await _timed(close_code(during, wait=QUICK + 5))
 
         proxy.start()  # …and comes back
         started = time.monotonic()

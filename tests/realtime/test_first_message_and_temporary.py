@@ -21,6 +21,7 @@ from conversations.models import Conversation, Message
 from tests.conftest import require_service, uses_postgres
 from tests.support.daphne import start_daphnes, stop
 from tests.support.fake_openai import FakeOpenAI, Reply, default_responder, forced_tool
+from tests.support.sockets import frames_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -67,22 +68,13 @@ def _auth(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 
 
-async def _recv_until(ws, frame_type: str, wait: float = 30) -> list[dict]:
-    frames = []
-    async with asyncio.timeout(wait):
-        while True:
-            frames.append(json.loads(await ws.recv()))
-            if frames[-1]["type"] == frame_type:
-                return frames
-
-
 @contextlib.asynccontextmanager
 async def _socket(port: int, conversation_id, token: str):
     """Yield a socket that has joined (it answered a ping)."""
     url = _ws(port, conversation_id)
     async with websockets.connect(url, additional_headers=_auth(token)) as ws:
         await ws.send(json.dumps({"type": "ping"}))
-        await _recv_until(ws, "pong")  # an update of the conversation may come first
+        await frames_until(ws, "pong")  # an update of the conversation may come first
         yield ws
 
 
@@ -102,8 +94,8 @@ def _stored_reply(conversation_id, wait: float = 30) -> Message:
 async def _follow_from_another_process(port: int, conversation_id, token: str) -> tuple:
     async with _socket(port, conversation_id, token) as ws:
         await ws.send(json.dumps({"type": "sync", "after": 0}))
-        state = (await _recv_until(ws, "sync.state"))[-1]
-        frames = await _recv_until(ws, "generation.finished")
+        state = (await frames_until(ws, "sync.state"))[-1]
+        frames = await frames_until(ws, "generation.finished")
     return state, frames
 
 

@@ -24,6 +24,7 @@ from accounts.tokens import create_api_token
 from tests.conftest import require_service, uses_postgres
 from tests.support.daphne import free_port, start_daphnes, stop
 from tests.support.fake_openai import FakeOpenAI, Reply, default_responder, forced_tool
+from tests.support.sockets import frames_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -49,15 +50,6 @@ def _ws(port: int, conversation_id: str) -> str:
     return f"ws://127.0.0.1:{port}/ws/conversations/{conversation_id}/"
 
 
-async def _until(ws, kinds: set[str], wait: float = 30) -> list[dict]:
-    frames = []
-    async with asyncio.timeout(wait):
-        while True:
-            frames.append(json.loads(await ws.recv()))
-            if frames[-1]["type"] in kinds:
-                return frames
-
-
 async def _round(
     http: httpx.AsyncClient, ports: tuple[int, int], headers: dict, tally: Tally
 ) -> None:
@@ -65,14 +57,14 @@ async def _round(
     conversation_id = answer.json()["id"]
     async with websockets.connect(_ws(ports[0], conversation_id), additional_headers=headers) as a:
         await a.send(json.dumps({"type": "message.send", "content": "tell me a long story"}))
-        seen = await _until(a, {"token"})
+        seen = await frames_until(a, "token")
     last_seq = max(
         (f["message"]["sequence_number"] for f in seen if f["type"] == "message.created"),
         default=0,
     )
     async with websockets.connect(_ws(ports[1], conversation_id), additional_headers=headers) as b:
         await b.send(json.dumps({"type": "sync", "after": last_seq}))
-        frames = await _until(b, {"sync.state"})
+        frames = await frames_until(b, "sync.state")
         state = frames[-1]
         if state["generation"] is None:  # already stored: the reply is among the messages
             replies = [m for m in state["messages"] if m["role"] == "assistant"]
@@ -81,7 +73,7 @@ async def _round(
             tally.rounds += 1
             return
         run_id, text = state["generation"]["run_id"], state["generation"]["text"]
-        for frame in await _until(b, {"generation.finished"}):
+        for frame in await frames_until(b, "generation.finished"):
             if frame["type"] == "token" and frame["run_id"] == run_id:
                 if frame["index"] > len(text):
                     tally.gaps.append(f"text {len(text)}, next token at {frame['index']}")

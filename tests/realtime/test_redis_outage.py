@@ -18,6 +18,7 @@ from tests.conftest import require_service, uses_postgres
 from tests.support.daphne import start_daphnes, stop
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.redis_server import RedisServer, redis_available
+from tests.support.sockets import close_code, frame_of
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -45,21 +46,6 @@ def daphne(tmp_path, redis_server):
             stop(procs)
 
 
-async def _until(ws, frame_type: str, wait: float = 20) -> dict:
-    async with asyncio.timeout(wait):
-        while (frame := json.loads(await ws.recv()))["type"] != frame_type:
-            pass
-    return frame
-
-
-async def _close_code(ws) -> int:
-    with pytest.raises(websockets.ConnectionClosed) as closed:
-        async with asyncio.timeout(10):
-            while True:
-                await ws.recv()
-    return closed.value.rcvd.code
-
-
 async def _outage(port, redis_server, *, token, conversation_id) -> dict:
     bearer = {"Authorization": f"Bearer {token}"}
     url = f"ws://127.0.0.1:{port}/ws/conversations/{conversation_id}/"
@@ -70,24 +56,24 @@ async def _outage(port, redis_server, *, token, conversation_id) -> dict:
         websockets.connect(url, additional_headers=bearer) as ws,
     ):
         await ws.send(json.dumps({"type": "message.send", "content": "before"}))
-        await _until(ws, "generation.finished")
+        await frame_of(ws, "generation.finished")
 
         redis_server.stop()
         started = time.monotonic()
         # Traffic while Redis is down: replies, the API, the list socket, new sockets.
         for n in range(3):
             await ws.send(json.dumps({"type": "message.send", "content": f"during {n}"}))
-            out[f"during {n}"] = (await _until(ws, "generation.finished"))["finish_reason"]
+            out[f"during {n}"] = (await frame_of(ws, "generation.finished"))["finish_reason"]
             assert (await http.get("/api/v1/conversations", headers=bearer)).status_code == 200
         async with websockets.connect(list_url, additional_headers=bearer) as listing:
-            out["list_socket"] = await _close_code(listing)
+            out["list_socket"] = await close_code(listing)
         out["health_down"] = (await http.get("/healthz")).json()
         await asyncio.sleep(max(0.0, OUTAGE_SECONDS - (time.monotonic() - started)))
 
         redis_server.start()
         await asyncio.sleep(3)  # the watchdog (every second here) subscribes again
         await ws.send(json.dumps({"type": "message.send", "content": "after"}))
-        out["after"] = (await _until(ws, "generation.finished"))["finish_reason"]
+        out["after"] = (await frame_of(ws, "generation.finished"))["finish_reason"]
         out["health_up"] = (await http.get("/healthz")).json()
     return out
 

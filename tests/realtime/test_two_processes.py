@@ -26,6 +26,7 @@ from tests.conftest import require_service, uses_postgres
 from tests.realtime.conftest import stitch
 from tests.support.daphne import free_port, start_daphnes, stop, wait_for_port
 from tests.support.fake_openai import FakeOpenAI, Reply, default_responder, forced_tool
+from tests.support.sockets import frames_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -65,15 +66,6 @@ def _auth(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 
 
-async def _recv_until(ws, frame_type: str, wait: float = 30) -> list[dict]:
-    frames = []
-    async with asyncio.timeout(wait):
-        while True:
-            frames.append(json.loads(await ws.recv()))
-            if frames[-1]["type"] == frame_type:
-                return frames
-
-
 @contextlib.asynccontextmanager
 async def _joined(ports, conversation_id, token):
     """Yield a socket on each process, both joined (they have answered a ping)."""
@@ -103,14 +95,14 @@ async def _scenario(ports, conversation_id, token, stranger_token) -> dict:
     async with _joined(ports, conversation_id, token) as (a, b):
         await a.send(json.dumps({"type": "message.send", "content": "hello"}))
         seen_a, seen_b = await asyncio.gather(
-            _recv_until(a, "generation.finished"), _recv_until(b, "generation.finished")
+            frames_until(a, "generation.finished"), frames_until(b, "generation.finished")
         )
         out["first"] = (seen_a, seen_b)
         await a.send(json.dumps({"type": "message.send", "content": "again, slowly"}))
-        frames = await _recv_until(b, "token")
+        frames = await frames_until(b, "token")
         frames += [json.loads(await b.recv()) for _ in range(3)]
         await b.send(json.dumps({"type": "generation.stop"}))
-        frames += await _recv_until(b, "generation.finished")
+        frames += await frames_until(b, "generation.finished")
         out["stopped"] = frames
     async with websockets.connect(
         _url(b_port, conversation_id), additional_headers=_auth(stranger_token)
@@ -163,11 +155,11 @@ def _logged_errors(tmp_path) -> list[str]:
 async def _watch_a_dying_process(ports, conversation_id, token, kill) -> tuple[list[dict], float]:
     async with _joined(ports, conversation_id, token) as (a, b):
         await a.send(json.dumps({"type": "message.send", "content": "a long answer, please"}))
-        frames = await _recv_until(b, "token")
+        frames = await frames_until(b, "token")
         frames += [json.loads(await b.recv()) for _ in range(3)]
         kill()
         killed_at = time.monotonic()
-        frames += await _recv_until(b, "generation.finished", wait=15)  # B sends nothing
+        frames += await frames_until(b, "generation.finished", wait=15)  # B sends nothing
         return frames, time.monotonic() - killed_at
 
 
@@ -206,7 +198,7 @@ async def _delete_while_replying(ports, conversation_id, token) -> dict:
     out: dict = {}
     async with _joined(ports, conversation_id, token) as (a, b):
         await a.send(json.dumps({"type": "message.send", "content": "a long answer, please"}))
-        await _recv_until(a, "token")
+        await frames_until(a, "token")
         async with httpx.AsyncClient() as client:  # deleted through the OTHER process
             response = await client.delete(
                 f"http://127.0.0.1:{b_port}/api/v1/conversations/{conversation_id}",
@@ -215,7 +207,7 @@ async def _delete_while_replying(ports, conversation_id, token) -> dict:
         out["status"] = response.status_code
         deleted_at = time.monotonic()
         for name, ws in (("a", a), ("b", b)):
-            frames = await _recv_until(ws, "conversation.deleted", wait=10)
+            frames = await frames_until(ws, "conversation.deleted", wait=10)
             with pytest.raises(websockets.ConnectionClosed) as closed:
                 await asyncio.wait_for(ws.recv(), 10)
             out[name] = (frames, closed.value.rcvd.code)
@@ -314,7 +306,7 @@ async def _restart_redis_mid_reply(ports, conversation_id, token, redis, outage,
     clients = {"a": _Client(), "b": _Client()}
     async with _joined(ports, conversation_id, token) as (a, b):
         await a.send(json.dumps({"type": "message.send", "content": "a long answer, please"}))
-        for frame in await _recv_until(b, "token"):
+        for frame in await frames_until(b, "token"):
             clients["b"].apply(frame)
         redis["proc"].kill()  # Redis goes away mid-reply…
         redis["proc"].wait()
@@ -374,14 +366,14 @@ async def _join_mid_reply(ports, conversation_id, token) -> tuple[list[dict], li
         _url(a_port, conversation_id), additional_headers=_auth(token)
     ) as a:
         await a.send(json.dumps({"type": "message.send", "content": "a long one"}))
-        seen_a = await _recv_until(a, "token")
+        seen_a = await frames_until(a, "token")
         seen_a += [json.loads(await a.recv()) for _ in range(5)]  # A publishes no tokens now
         async with websockets.connect(
             _url(b_port, conversation_id), additional_headers=_auth(token)
         ) as b:
             await b.send(json.dumps({"type": "sync", "after": 0}))
-            seen_b = await _recv_until(b, "generation.finished")
-        seen_a += await _recv_until(a, "generation.finished")
+            seen_b = await frames_until(b, "generation.finished")
+        seen_a += await frames_until(a, "generation.finished")
     return seen_a, seen_b
 
 
