@@ -1,7 +1,7 @@
 """Run one agent turn as a stream of events (agent/events.py), stoppable at any point.
 
-    turn = Turn(config=..., checkpointer=..., thread_id=..., user_message_id=...,
-                user_text=..., reply_id=...)
+    turn = Turn(AgentContext(config=..., llm=..., reply_id=...), thread=ThreadRef(...),
+                question=Question(message_id=..., text=...), checkpointer=...)
     async for event in turn.events():   # thinking, token, sources ... then one finished
         ...
     # or turn.events(on_token=callback): reply text goes to the callback the moment the
@@ -24,12 +24,10 @@ import logging
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from agent.checkpoint import is_checkpoint_error
-from agent.config import AgentConfig
 from agent.events import (
     AgentEvent,
     FinishedEvent,
@@ -40,22 +38,17 @@ from agent.events import (
 )
 from agent.graph import get_graph, recursion_limit, thread_config
 from agent.incoming import clean
-from agent.llm import get_chat_model, model_label
+from agent.llm import model_label
 from agent.openai_stream import ModelStreamError
 from agent.progress import collecting
 from agent.state import (
     AgentContext,
-    ConversationSearch,
-    MemoryAccess,
-    MessageRecall,
-    Retriever,
-    SectionLookup,
+    Question,
     Usage,
-    find_no_documents,
     zero_usage,
 )
 from agent.steps import step
-from agent.threads import MemoryStart, prune_thread, record_exchange, run_from, turn_input
+from agent.threads import ThreadRef, prune_thread, record_exchange, run_from, turn_input
 from agent.tokens import estimate_tokens, message_text
 
 logger = logging.getLogger(__name__)
@@ -89,58 +82,27 @@ class Turn:
 
     def __init__(
         self,
+        context: AgentContext,
         *,
-        config: AgentConfig,
+        thread: ThreadRef,
+        question: Question,
         checkpointer: BaseCheckpointSaver | None,
-        thread_id: str,
-        user_message_id: str,
-        user_text: str,
-        reply_id: str,
-        retriever: Retriever | None = None,
-        has_documents: bool = False,
-        search_conversations: ConversationSearch | None = None,
-        section_lookup: SectionLookup | None = None,
-        llm: BaseChatModel | None = None,
-        summarizer: BaseChatModel | None = None,
-        start: MemoryStart | None = None,
-        continues: tuple[str, str] | None = None,
-        instructions: str = "",
-        images: tuple[tuple[str, str], ...] = (),
-        memory: MemoryAccess | None = None,
-        recall_messages: MessageRecall | None = None,
     ) -> None:
-        """`start`: the memory the turn starts from (None: the thread's latest checkpoint);
-        `continues`: (id, text) of a cut-off reply to go on from (user_message_id is
-        then the message it answers); `instructions`: the user's own (custom
-        instructions, the conversation's system prompt), added to ours; `memory`: the
-        user's memories (None: off); `recall_messages`: search of the branch's older
-        messages."""
-        self.config = config
-        self.start = start
-        self.continues = continues
-        self.prefix = continues[1] if continues else ""
+        """Answer `question` on `thread` with what `context` holds (the model, the user's
+        instructions, documents and memories; `context.continues`: a cut-off reply to go
+        on from, `question` then being the message it answers)."""
+        self.context = context
+        self.config = context.config
+        self.start = thread.start
+        self.continues = context.continues
+        self.prefix = context.continues[1] if context.continues else ""
         self.checkpoint_id = ""
-        self.thread_id = thread_id
-        self.user_message_id = user_message_id
-        self.user_text = user_text
-        self.reply_id = reply_id
+        self.thread_id = thread.id
+        self.user_message_id = question.message_id
+        self.user_text = question.text
+        self.reply_id = context.reply_id
         self.finished: FinishedEvent | None = None
         self._graph = get_graph(checkpointer)
-        self._context_args: dict[str, Any] = {
-            "config": config,
-            "llm": llm,
-            "summarizer": summarizer,
-            "reply_id": reply_id,
-            "retriever": retriever or find_no_documents,
-            "has_documents": has_documents,
-            "search_conversations": search_conversations,
-            "section_lookup": section_lookup,
-            "continues": continues,
-            "instructions": instructions,
-            "images": images,
-            "memory": memory,
-            "recall_messages": recall_messages,
-        }
         self._text: list[str] = []
         self._length = 0
         self._parts: list[dict[str, Any]] = []
@@ -204,12 +166,7 @@ class Turn:
 
     async def _pump(self, queue: asyncio.Queue[Any], on_token: TokenCallback | None) -> None:
         """Run the graph, forwarding every stream part to `queue`."""
-        context = AgentContext(
-            **{
-                **self._context_args,
-                "llm": self._context_args["llm"] or get_chat_model(self.config),
-            }
-        )
+        context = self.context
         run_config = thread_config(
             self.thread_id,
             checkpoint_id=run_from(self.start),

@@ -78,6 +78,14 @@ async def find_no_documents(query: str, k: int) -> list[dict[str, Any]]:
     return []
 
 
+@dataclass(frozen=True)
+class Question:
+    """The user message a turn answers: its id (the thread's message id too) and text."""
+
+    message_id: str
+    text: str
+
+
 @dataclass(frozen=True, kw_only=True)
 class AgentContext:
     """Per-run dependencies, handed to nodes through LangGraph's runtime context."""

@@ -39,6 +39,17 @@ class MemoryStart:
 
 
 FRESH = MemoryStart(EMPTY_CHECKPOINT_ID)
+
+
+@dataclass(frozen=True)
+class ThreadRef:
+    """The checkpointed thread a turn writes to (a conversation's id), and where its
+    memory starts (None: the thread's latest checkpoint)."""
+
+    id: str
+    start: MemoryStart | None = None
+
+
 logger = logging.getLogger(__name__)
 
 

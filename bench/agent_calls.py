@@ -36,7 +36,10 @@ from langgraph.store.memory import InMemoryStore
 from agent import prompts
 from agent.config import AgentConfig
 from agent.intents import find_arithmetic
+from agent.llm import get_chat_model
 from agent.runner import Turn
+from agent.state import AgentContext, Question
+from agent.threads import ThreadRef
 from knowledge.embeddings import BundledEmbedder
 from memories.ranking import choose_memories, select_recalled
 from tests.support.fake_openai import (
@@ -249,17 +252,20 @@ async def run(
 ) -> dict[str, Any]:
     """Run one turn (user with documents) and return its finished event."""
     user_id, reply_id = str(uuid.uuid4()), str(uuid.uuid4())
-    turn = Turn(
+    context = AgentContext(
         config=config,
-        checkpointer=saver,
-        thread_id=thread,
-        user_message_id=user_id,
-        user_text=text,
+        llm=get_chat_model(config),
         reply_id=reply_id,
         retriever=retriever,
         has_documents=True,
         recall_messages=transcript.recall if transcript is not None else None,
         memory=memory,
+    )
+    turn = Turn(
+        context,
+        thread=ThreadRef(thread),
+        question=Question(user_id, text),
+        checkpointer=saver,
     )
     events = [event async for event in turn.events()]
     if transcript is not None:

@@ -12,7 +12,7 @@ from django.db.models import OuterRef, Subquery
 
 from core.errors import NotFound
 
-from . import agent_service, events
+from . import events, threads
 from .models import TITLE_MAX_LENGTH, Conversation, Message
 from .selectors import get_conversation_for_user, get_message_for_user
 from .services import _clean_title, recount
@@ -102,7 +102,7 @@ async def afork_conversation(
         user=user, conversation_id=conversation_id, from_message_id=from_message_id, title=title
     )
     try:
-        await agent_service.acopy_agent_thread(
+        await threads.acopy_agent_thread(
             source_id=str(fork.parent_conversation_id),
             target_id=str(fork.id),
             up_to=fork.forked_from_message,

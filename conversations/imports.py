@@ -22,14 +22,20 @@ from .feedback import COMMENT_MAX_LENGTH
 from .import_formats import OURS, InvalidImport, read_conversations
 from .import_formats.common import MAX_PARTS
 from .models import (
-    INSTRUCTIONS_MAX_CHARS,
-    TITLE_MAX_LENGTH,
     TOKENS_ESTIMATED,
     Conversation,
     Message,
     MessageFeedback,
 )
-from .services import DESCRIPTION_MAX_LENGTH, SERVICE_ID_MAX_LENGTH, recount
+from .schemas import (
+    Description,
+    ModelId,
+    ServiceId,
+    SystemPrompt,
+    Temperature,
+    Title,
+)
+from .services import recount
 from .tree import Tree
 
 MAX_SEQUENCE = 2**31 - 1
@@ -99,9 +105,9 @@ class ImportedMessage(Input):
 class ImportedConversation(Input):
     """The conversation of an export file; the informational fields are not imported."""
 
-    title: Text | None = Field("", max_length=TITLE_MAX_LENGTH)
-    description: Text | None = Field("", max_length=DESCRIPTION_MAX_LENGTH)
-    service_id: Text | None = Field("", max_length=SERVICE_ID_MAX_LENGTH)
+    title: Title | None = ""
+    description: Description | None = ""
+    service_id: ServiceId | None = ""
     summary: Text | None = Field("", max_length=MAX_CONTENT_CHARS)
     summary_at: Time | None = None
     created_at: Time | None = None
@@ -114,9 +120,9 @@ class ImportedConversation(Input):
     parent_conversation_id: Text | None = Field(None, max_length=100)
     forked_from_message_id: Text | None = Field(None, max_length=100)
     current_message_id: Text | None = Field(None, max_length=100)
-    model: Text | None = Field("", max_length=100, description="kept when still on offer")
-    system_prompt: Text | None = Field("", max_length=INSTRUCTIONS_MAX_CHARS)
-    temperature: float | None = Field(None, ge=0, le=2, allow_inf_nan=False, strict=True)
+    model: ModelId | None = Field("", description="kept when still on offer")
+    system_prompt: SystemPrompt | None = ""
+    temperature: Temperature | None = None
     pinned: bool | None = Field(False, strict=True)
 
 

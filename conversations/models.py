@@ -12,6 +12,12 @@ from django.utils.translation import gettext_lazy as _
 
 TITLE_MAX_LENGTH = 200
 INSTRUCTIONS_MAX_CHARS = 8000
+DESCRIPTION_MAX_LENGTH = 10_000
+SERVICE_ID_MAX_LENGTH = 100
+MODEL_ID_MAX_LENGTH = 100
+# A message's, an attachment's, a client's id as the API and the frames accept them.
+ID_MAX_LENGTH = 100
+MAX_ATTACHMENTS = 10
 # `Message.metadata[TOKENS_ESTIMATED]`: its `tokens_used` is our estimate of the text, not a
 # count the model server reported (a user's message, a reply without usage, an import).
 TOKENS_ESTIMATED = "tokens_estimated"

@@ -15,9 +15,11 @@ from agent.tokens import estimate_tokens
 from core.errors import Invalid, NotFound
 from core.llm_catalog import check_model
 
-from . import agent_service, events
+from . import events, threads
 from .models import (
+    DESCRIPTION_MAX_LENGTH,
     INSTRUCTIONS_MAX_CHARS,
+    SERVICE_ID_MAX_LENGTH,
     TITLE_MAX_LENGTH,
     TOKENS_ESTIMATED,
     Conversation,
@@ -38,8 +40,6 @@ EDITABLE_FIELDS = {
     "temperature",
     "pinned",
 }
-DESCRIPTION_MAX_LENGTH = 10_000
-SERVICE_ID_MAX_LENGTH = 100
 AUTO_TITLE_MAX_LENGTH = 60
 
 
@@ -208,7 +208,7 @@ def delete_conversation(*, conversation: Conversation) -> None:
 
 def _drop_agent_thread(conversation_id: Any) -> None:
     try:
-        agent_service.delete_agent_thread(str(conversation_id))
+        threads.delete_agent_thread(str(conversation_id))
     except Exception:  # the rows are gone; a leftover thread is only disk space
         logger.exception("could not delete agent thread %s", conversation_id)
 

@@ -10,11 +10,14 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from agent.digest import Digest, summarize_conversation
 from core.errors import Invalid, LlmUnavailable
+from core.llm_catalog import amodel_in_force
 
-from . import agent_service, branches, events
+from . import branches, events
 from .models import Conversation, Message
 from .services import lock_conversation
+from .turns import aconversation_config, build_agent_config
 
 logger = logging.getLogger(__name__)
 
@@ -77,7 +80,7 @@ async def asummarize_conversation(
     if not messages:
         raise Invalid("There is nothing to summarize yet.")
     try:
-        text = await agent_service.asummarize_for_conversation(
+        text = await asummarize_for_conversation(
             messages=messages, max_words=words, conversation=conversation
         )
     except Exception as exc:
@@ -129,3 +132,32 @@ async def maybe_auto_summarize(
     except Exception:
         logger.exception("automatic summary of %s failed", conversation_id)
         return None
+
+
+async def asummarize_digest(
+    *,
+    messages: list[Message],
+    max_words: int | None = None,
+    conversation: Conversation | None = None,
+) -> Digest:
+    """Return the three parts (main points, decisions, next actions) of `messages`,
+    written by the conversation's model."""
+    turns = [(m.role, m.content) for m in messages if m.role in ("user", "assistant")]
+    if conversation is not None:
+        config, _instructions = await aconversation_config(conversation)
+    else:
+        config = build_agent_config(await amodel_in_force())
+    return await summarize_conversation(config, turns, max_words=max_words or 200)
+
+
+async def asummarize_for_conversation(
+    *,
+    messages: list[Message],
+    max_words: int | None = None,
+    conversation: Conversation | None = None,
+) -> str:
+    """Return a three-part summary of `messages` as Markdown."""
+    digest = await asummarize_digest(
+        messages=messages, max_words=max_words, conversation=conversation
+    )
+    return digest["text"]

@@ -1,7 +1,7 @@
 """Temporary conversations: kept only while someone has them open (SPEC: the landing).
 
 A temporary conversation is never listed, searched, shared or used for memories (the
-selectors, shares and agent_service check `temporary`). This module ends its life:
+selectors, shares and the agent turns check `temporary`). This module ends its life:
 
 - when its last socket closes, in any process, and none opens again within
   CHAT_TEMPORARY_GRACE_SECONDS (a reload or a reconnect keeps it);

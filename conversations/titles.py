@@ -11,7 +11,7 @@ from django.db import transaction
 
 from agent.titles import write_title
 
-from . import agent_service, events
+from . import events, turns
 from .models import Conversation, Message
 from .services import lock_conversation
 
@@ -54,7 +54,7 @@ async def awrite_model_title(
     Never raises: without a usable title the first words stay.
     """
     try:
-        config, _instructions = await agent_service.aconversation_config(conversation)
+        config, _instructions = await turns.aconversation_config(conversation)
         title = await write_title(config, question=question.content, answer=reply.content)
     except Exception as exc:
         logger.warning("title of %s not written: %s", conversation.pk, exc)

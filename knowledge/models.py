@@ -87,7 +87,16 @@ class DocumentChunk(models.Model):
 
     class Meta:
         ordering = ["document", "ordinal"]
-        indexes = [models.Index(fields=["owner", "document"], name="chunk_owner_document")]
+        indexes = [
+            models.Index(fields=["owner", "document"], name="chunk_owner_document"),
+            # The dense path's "did this user's vectors change?" (a count and a max) reads
+            # this index alone; the scope check finds a user's attached chunks without a
+            # scan. Without them both scanned every chunk: 360 ms of a 450 ms search.
+            models.Index(fields=["owner", "embedding_model", "id"], name="chunk_owner_vectors"),
+            models.Index(
+                fields=["owner"], name="chunk_owner_scoped", condition=models.Q(scope__isnull=False)
+            ),
+        ]
         constraints = [
             models.UniqueConstraint(fields=["document", "ordinal"], name="chunk_unique_ordinal")
         ]

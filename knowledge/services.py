@@ -103,3 +103,4 @@ def delete_document(*, user: Any, document_id: Any) -> None:
     document = get_document_for_user(user=user, document_id=document_id)
     with transaction.atomic():
         document.delete()
+        transaction.on_commit(lambda: vectors.forget(user.pk))

@@ -2,16 +2,17 @@
 searched exactly, in numpy, over one user's chunks.
 
 No vector index is needed at this scale: a user's matrix (512 floats per chunk) is read
-once per process and kept while it is current — a cheap count over the user's embedded
-chunks tells — then one matrix product ranks every chunk (55,000 chunks: ~110 MB of
-float32 and a few milliseconds). Past a few hundred thousand chunks per user, use a
-vector index (pgvector on a managed PostgreSQL).
+once per process and kept while it is current (a count over an index of the user's
+embedded chunks tells, asked at most every few seconds), then one matrix product ranks
+every chunk (55,000 chunks: ~110 MB of float32 and a few milliseconds). Past a few
+hundred thousand chunks per user, use a vector index (pgvector on a managed PostgreSQL).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -29,7 +30,11 @@ from .models import DocumentChunk
 logger = logging.getLogger(__name__)
 BATCH = 256
 CACHED_USERS = 8
-_cache: OrderedDict[tuple[Any, str], tuple[tuple[int, int], np.ndarray, list[int]]] = OrderedDict()
+# (user, model) → (stamp, matrix, ids, when the stamp was last checked)
+_cache: OrderedDict[tuple[Any, str], tuple[tuple[int, int], np.ndarray, list[int], float]] = (
+    OrderedDict()
+)
+RECHECK_SECONDS = 5.0
 _cache_lock = threading.Lock()
 
 
@@ -73,6 +78,7 @@ def embed_pending(
                     embedding=embeddings.to_bytes(vector), embedding_model=model
                 )
         done += len(batch)
+        forget(owner_id)
         if progress is not None:
             progress(done)
 
@@ -117,17 +123,26 @@ def nearest(
 
 
 def _matrix(user_id: Any) -> tuple[list[int], np.ndarray]:
-    """The user's embedded chunks as ids and a matrix, read again only when they changed."""
+    """The user's embedded chunks as ids and a matrix, read again only when they changed.
+
+    Whether they changed is asked of the database (a count over an index) at most every
+    RECHECK_SECONDS per user and process: embedding in this process forgets the user's
+    matrix at once (`forget`), another process's work shows within RECHECK_SECONDS."""
     model = embeddings.model_id()
+    key = (user_id, model)
+    now = time.monotonic()
+    with _cache_lock:
+        cached = _cache.get(key)
+        if cached is not None and now - cached[3] < RECHECK_SECONDS:
+            _cache.move_to_end(key)
+            return cached[2], cached[1]
     rows = DocumentChunk.objects.filter(owner_id=user_id, embedding_model=model)
     stamp_row = rows.aggregate(n=Count("id"), top=Max("id"))
     stamp = (stamp_row["n"], stamp_row["top"] or 0)
-    key = (user_id, model)
-    with _cache_lock:
-        cached = _cache.get(key)
-        if cached is not None and cached[0] == stamp:
-            _cache.move_to_end(key)
-            return cached[2], cached[1]
+    if cached is not None and cached[0] == stamp:
+        with _cache_lock:
+            _cache[key] = (stamp, cached[1], cached[2], now)
+        return cached[2], cached[1]
     found = list(rows.order_by("id").values_list("id", "embedding"))
     ids = [row[0] for row in found]
     matrix = (
@@ -136,11 +151,18 @@ def _matrix(user_id: Any) -> tuple[list[int], np.ndarray]:
         else np.zeros((0, 1), dtype=np.float32)
     )
     with _cache_lock:
-        _cache[key] = (stamp, matrix, ids)
+        _cache[key] = (stamp, matrix, ids, now)
         _cache.move_to_end(key)
         while len(_cache) > CACHED_USERS:
             _cache.popitem(last=False)
     return ids, matrix
+
+
+def forget(owner_id: Any) -> None:
+    """Drop this process's matrices of a user (None: of everyone): their vectors changed."""
+    with _cache_lock:
+        for key in [key for key in _cache if owner_id is None or key[0] == owner_id]:
+            del _cache[key]
 
 
 def _in_scope(user_id: Any, scope: Any, ids: Iterable[int]) -> np.ndarray | None:

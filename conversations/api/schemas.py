@@ -8,7 +8,16 @@ from typing import Annotated, Any, Literal
 from ninja import Field, Schema
 from pydantic import field_validator
 
-from conversations.models import INSTRUCTIONS_MAX_CHARS
+from conversations.schemas import (
+    Description,
+    MessageIn,
+    ModelId,
+    ObjectId,
+    ServiceId,
+    SystemPrompt,
+    Temperature,
+    Title,
+)
 from core.schemas import Input, Text, Time
 
 MAX_ID = 2**63 - 1
@@ -72,7 +81,7 @@ class ConversationFilters(Schema):
     q: Text | None = Field(None, max_length=200, description="words in titles or messages")
     status: Status | None = None
     project_id: ProjectId | None = None
-    service_id: Text | None = Field(None, max_length=100)
+    service_id: ServiceId | None = None
     created_after: Time | None = None
     created_before: Time | None = None
     sort: Literal["created_at", "updated_at", "last_message_at", "message_count"] = "updated_at"
@@ -81,29 +90,15 @@ class ConversationFilters(Schema):
     cursor: Text | None = Field(None, max_length=1000)
 
 
-ModelId = Annotated[
-    Text, Field(max_length=100, description="an id GET /models lists; blank: the default")
-]
-SystemPrompt = Annotated[Text, Field(max_length=INSTRUCTIONS_MAX_CHARS)]
-Temperature = Annotated[float, Field(ge=0, le=2, allow_inf_nan=False, strict=True)]
-
-
-class MessageSendIn(Input):
-    content: Text
-    client_id: Text | None = Field(None, min_length=1, max_length=100)
-    confirm_sensitive: bool = Field(
-        False, strict=True, description="store it although it holds sensitive information"
-    )
-    attachments: list[Annotated[Text, Field(max_length=100)]] = Field(
-        default_factory=list, max_length=10, description="ids of this conversation's uploads"
-    )
+class MessageSendIn(MessageIn):
+    """A message to send."""
 
 
 class ConversationCreateIn(Input):
-    title: Text = Field("", max_length=200)
-    description: Text = Field("", max_length=10_000)
+    title: Title = ""
+    description: Description = ""
     project_id: ProjectId | None = None
-    service_id: Text = Field("", max_length=100)
+    service_id: ServiceId = ""
     model: ModelId = ""
     system_prompt: SystemPrompt = ""
     temperature: Temperature | None = None
@@ -126,11 +121,11 @@ class ConversationCreateIn(Input):
 
 
 class ConversationPatchIn(Input):
-    title: Text | None = Field(None, max_length=200)
-    description: Text | None = Field(None, max_length=10_000)
+    title: Title | None = None
+    description: Description | None = None
     status: Status | None = None
     project_id: ProjectId | None = None
-    service_id: Text | None = Field(None, max_length=100)
+    service_id: ServiceId | None = None
     model: ModelId | None = None
     system_prompt: SystemPrompt | None = None
     temperature: Temperature | None = Field(None, description="null: the model's default")
@@ -191,24 +186,17 @@ class RegenerateIn(Input):
     model: ModelId | None = Field(None, description="answer with this model, this once")
 
 
-class EditIn(Input):
-    content: Text
-    client_id: Text | None = Field(None, min_length=1, max_length=100)
-    confirm_sensitive: bool = Field(
-        False, strict=True, description="store it although it holds sensitive information"
-    )
-    attachments: list[Annotated[Text, Field(max_length=100)]] = Field(
-        default_factory=list, max_length=10, description="ids of this conversation's uploads"
-    )
+class EditIn(MessageIn):
+    """An edited message: a new sibling of the one edited."""
 
 
 class SwitchIn(Input):
-    message_id: Text = Field(..., max_length=100)
+    message_id: ObjectId
 
 
 class ForkIn(Input):
-    from_message_id: Text = Field(..., max_length=100)
-    title: Text | None = Field(None, max_length=200)
+    from_message_id: ObjectId
+    title: Title | None = None
 
 
 class SummarizeIn(Input):

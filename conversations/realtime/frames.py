@@ -12,9 +12,9 @@ from typing import Annotated, Any, Literal, NotRequired, TypedDict, get_args, ge
 
 from pydantic import Field, TypeAdapter
 
-from core.schemas import Input, Text
+from conversations.schemas import MessageIn, ModelId, ObjectId
+from core.schemas import Input
 
-AttachmentId = Annotated[Text, Field(min_length=1, max_length=100)]
 # `unavailable`: the reply failed because the conversation's memory (its checkpoints, the
 # database) could not be reached; try again later. `llm_unavailable`: the model failed.
 ErrorCode = Literal[
@@ -40,14 +40,9 @@ SYNC_PAGE_BYTES = 448 * 1024  # the messages of one `sync.state` (+ one message 
 
 # --- client → server -----------------------------------------------------------
 # Validated by pydantic (the same field types as the API); unknown fields are refused.
-# `content`'s length is checked by the reply orchestrator (`too_long`, MESSAGE_MAX_CHARS).
-class MessageSendFrame(Input):
+# A message frame is the API's message body (conversations/schemas.MessageIn) + `type`.
+class MessageSendFrame(MessageIn):
     type: Literal["message.send"]
-    content: Text
-    client_id: Text | None = Field(None, min_length=1, max_length=100)
-    # Store it although it holds sensitive information (after a `sensitive` error).
-    confirm_sensitive: bool = Field(False, strict=True)
-    attachments: list[AttachmentId] = Field(default_factory=list, max_length=10)
 
 
 class GenerationStopFrame(Input):
@@ -63,32 +58,25 @@ class PingFrame(Input):
     type: Literal["ping"]
 
 
-MessageId = Annotated[Text, Field(min_length=1, max_length=100)]
-
-
 class MessageRegenerateFrame(Input):
     type: Literal["message.regenerate"]
-    message_id: MessageId
-    model: Text | None = Field(None, max_length=100)  # this reply only (GET /models)
+    message_id: ObjectId
+    model: ModelId | None = None  # this reply only (GET /models)
 
 
-class MessageEditFrame(Input):
+class MessageEditFrame(MessageIn):
     type: Literal["message.edit"]
-    message_id: MessageId
-    content: Text
-    client_id: Text | None = Field(None, min_length=1, max_length=100)
-    confirm_sensitive: bool = Field(False, strict=True)
-    attachments: list[AttachmentId] = Field(default_factory=list, max_length=10)
+    message_id: ObjectId
 
 
 class MessageContinueFrame(Input):
     type: Literal["message.continue"]
-    message_id: MessageId
+    message_id: ObjectId
 
 
 class BranchSwitchFrame(Input):
     type: Literal["branch.switch"]
-    message_id: MessageId
+    message_id: ObjectId
 
 
 ClientFrame = Annotated[

@@ -32,7 +32,7 @@ from core.llm_catalog import acheck_model
 from core.outages import is_database_error
 from text import sensitive
 
-from .. import agent_service, events, summaries, titles
+from .. import events, summaries, threads, titles, turns
 from ..models import Conversation, Message, ReplyRun
 from ..realtime import progress
 from ..realtime.coalescer import Coalescer
@@ -358,7 +358,7 @@ class ReplyRunner:
                     run_id=self.run_id, reply_to=self.question.pk, continues=self.claimed.continues
                 )
             )
-            self.turn = await agent_service.astart_turn(
+            self.turn = await turns.astart_turn(
                 conversation=self.conversation,
                 user_message=self.question,
                 reply_id=self.run_id,
@@ -403,7 +403,7 @@ class ReplyRunner:
         parts = [self.fault] if self.fault else []
         fields: dict[str, Any] = {"parts": parts, "model": "", "tokens_used": None, "metadata": {}}
         if finished is not None:
-            fields = agent_service.reply_fields(finished, continues=self.claimed.continues)
+            fields = turns.reply_fields(finished, continues=self.claimed.continues)
         # What the sockets were sent is what the user saw: that text is the reply.
         fields.update(content=self.coalescer.text, finish_reason=reason)
         return store.Reply(**fields)
@@ -446,7 +446,7 @@ class ReplyRunner:
         """The conversation is gone: drop what the turn may have checkpointed meanwhile."""
         logger.info("reply %s: conversation deleted; run cancelled", self.run_id)
         try:
-            await agent_service.adelete_agent_thread(self.key)
+            await threads.adelete_agent_thread(self.key)
         except Exception:
             logger.warning("reply %s: could not drop the agent thread", self.run_id)
 

@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from core.db_async import db_async
 
-from .. import agent_service, events
+from .. import events, threads
 from ..models import Conversation, ReplyRun
 from ..realtime import progress
 from ..realtime.frames import Generation, SyncStateFrame, Usage
@@ -108,9 +108,7 @@ async def arecover_stale_run(run: ReplyRun) -> bool:
     logger.warning("reply %s: its process died; stored as interrupted", run.pk)
     if finished.question is not None:
         try:  # before announcing: a client told the turn ended may ask the agent about it
-            await agent_service.arecord_cut_off_turn(
-                question=finished.question, reply=finished.message
-            )
+            await threads.arecord_cut_off_turn(question=finished.question, reply=finished.message)
         except Exception:  # the rows are right; only the agent's memory of this turn is short
             logger.exception("reply %s: could not record the cut-off turn in memory", run.pk)
     announce_reply(finished, usage=None)

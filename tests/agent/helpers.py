@@ -7,8 +7,11 @@ from typing import Any
 
 from agent import prompts
 from agent.config import AgentConfig
+from agent.llm import get_chat_model
 from agent.offline import summary_reply
 from agent.runner import Turn
+from agent.state import AgentContext, Question
+from agent.threads import ThreadRef
 from tests.support.fake_openai import Reply, default_responder, message_texts
 
 
@@ -56,18 +59,29 @@ class TurnResult:
         return [e["code"] for e in self.steps(step)]
 
 
+def make_turn(
+    config: AgentConfig, checkpointer: Any, thread_id: str, text: str, **options: Any
+) -> Turn:
+    """Build a turn as the app does: `options` are the context's fields (the chat model
+    by default), `start`, `user_message_id` and `reply_id`."""
+    context = AgentContext(
+        config=config,
+        llm=options.pop("llm", None) or get_chat_model(config),
+        reply_id=options.pop("reply_id", new_id()),
+        **{k: v for k, v in options.items() if k not in ("start", "user_message_id")},
+    )
+    return Turn(
+        context,
+        thread=ThreadRef(thread_id, options.get("start")),
+        question=Question(options.get("user_message_id") or new_id(), text),
+        checkpointer=checkpointer,
+    )
+
+
 async def run_one(
     config: AgentConfig, checkpointer: Any, thread_id: str, text: str, **options: Any
 ) -> TurnResult:
     """Run one turn to completion and return its events."""
-    turn = Turn(
-        config=config,
-        checkpointer=checkpointer,
-        thread_id=thread_id,
-        user_message_id=options.pop("user_message_id", new_id()),
-        user_text=text,
-        reply_id=options.pop("reply_id", new_id()),
-        **options,
-    )
+    turn = make_turn(config, checkpointer, thread_id, text, **options)
     events = [event async for event in turn.events()]
     return TurnResult(turn, events)

@@ -7,24 +7,11 @@ import socket
 import time
 from dataclasses import replace
 
-from agent.runner import Turn
 from agent.threads import read_thread
-from tests.agent.helpers import is_summarizer_request, new_id, run_one
+from tests.agent.helpers import is_summarizer_request, make_turn, new_id, run_one
 from tests.support.fake_openai import Reply, ToolCall
 
 LONG = "The quick brown fox jumps over the lazy dog. " * 20
-
-
-def start_turn(config, saver, thread, text, **options) -> Turn:
-    return Turn(
-        config=config,
-        checkpointer=saver,
-        thread_id=thread,
-        user_message_id=options.pop("user_message_id", new_id()),
-        user_text=text,
-        reply_id=options.pop("reply_id", new_id()),
-        **options,
-    )
 
 
 async def test_token_indexes_are_character_offsets(online_config, saver):
@@ -151,7 +138,7 @@ async def test_summarizer_tokens_never_reach_the_user(online_config, saver, fake
 async def test_stop_keeps_the_partial_reply_in_memory(online_config, saver, fake_openai):
     thread, reply_id = new_id(), new_id()
     fake_openai.enqueue(Reply(text=LONG, chars_per_second=400))
-    turn = start_turn(online_config, saver, thread, "tell me a story", reply_id=reply_id)
+    turn = make_turn(online_config, saver, thread, "tell me a story", reply_id=reply_id)
     events = []
     async for event in turn.events():
         events.append(event)
@@ -180,7 +167,7 @@ async def test_cancelling_the_consumer_stores_the_partial_and_sets_finished(
 ):
     thread, reply_id = new_id(), new_id()
     fake_openai.enqueue(Reply(text=LONG, chars_per_second=400))
-    turn = start_turn(online_config, saver, thread, "tell me a story", reply_id=reply_id)
+    turn = make_turn(online_config, saver, thread, "tell me a story", reply_id=reply_id)
     got_tokens = asyncio.Event()
 
     async def consume() -> None:

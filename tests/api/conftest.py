@@ -11,7 +11,7 @@ from django.test import Client
 from django.utils import timezone
 
 from accounts.tokens import create_api_token
-from conversations import agent_service, services
+from conversations import services, summaries, threads
 from conversations.models import Conversation, Message
 from tests.support import seed
 
@@ -78,9 +78,9 @@ def fake_agent(monkeypatch) -> dict[str, list[Any]]:
     def delete(conversation_id):
         calls["delete"].append(str(conversation_id))
 
-    monkeypatch.setattr(agent_service, "acopy_agent_thread", copy)
-    monkeypatch.setattr(agent_service, "asummarize_for_conversation", summarize)
-    monkeypatch.setattr(agent_service, "delete_agent_thread", delete)
+    monkeypatch.setattr(threads, "acopy_agent_thread", copy)
+    monkeypatch.setattr(summaries, "asummarize_for_conversation", summarize)
+    monkeypatch.setattr(threads, "delete_agent_thread", delete)
     return calls
 
 

@@ -149,11 +149,11 @@ def test_files_go_with_their_conversation_and_unsent_ones_are_purged(
 
 @pytest.fixture
 def fake_agent_reply(monkeypatch):
-    from conversations import agent_service
+    from conversations import turns
     from tests.support.fake_turn import FakeAgent
 
     agent = FakeAgent(reply=lambda text: ["ok"], delay=0)
-    monkeypatch.setattr(agent_service, "astart_turn", agent)
+    monkeypatch.setattr(turns, "astart_turn", agent)
     return agent
 
 

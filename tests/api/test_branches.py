@@ -10,7 +10,7 @@ from django.db import connections
 from django.test import AsyncClient
 
 from accounts.tokens import create_api_token
-from conversations import agent_service, services
+from conversations import services, turns
 from conversations.models import Conversation, Message
 from tests.support.fake_turn import FakeAgent
 
@@ -36,7 +36,7 @@ class Api:
 @pytest.fixture
 async def setup(alice, bob, monkeypatch):
     agent = FakeAgent(reply=lambda text: ["echo: ", text], delay=0)
-    monkeypatch.setattr(agent_service, "astart_turn", agent)
+    monkeypatch.setattr(turns, "astart_turn", agent)
     make_token = sync_to_async(create_api_token)
     api = Api((await make_token(user=alice, name="t")).secret)
     bob_api = Api((await make_token(user=bob, name="t")).secret)

@@ -14,7 +14,7 @@ from django.test import AsyncClient
 from PIL import Image
 
 from accounts.tokens import create_api_token
-from conversations import agent_service, attachments, services
+from conversations import attachments, services, turns
 from conversations.models import Conversation, Message
 from conversations.realtime import ratelimit
 from conversations.realtime.hub import aclose_hub
@@ -29,7 +29,7 @@ CARD = "4111 1111 1111 1111"
 @pytest.fixture
 def echo_agent(monkeypatch):
     agent = FakeAgent(reply=lambda text: ["echo: ", text], delay=0)
-    monkeypatch.setattr(agent_service, "astart_turn", agent)
+    monkeypatch.setattr(turns, "astart_turn", agent)
     return agent
 
 

@@ -8,7 +8,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
-from conversations import agent_service, exports
+from conversations import exports, summaries, turns
 from conversations.models import Conversation, Message, Project
 from core.redact import redact
 from knowledge.chunking import MAX_SECTIONS, split_sections
@@ -84,7 +84,7 @@ def test_summarize_while_the_model_fails_is_503_in_the_error_shape(api, alice, m
     async def failing(**kwargs):
         raise RuntimeError("HTTP 500 from the model server")
 
-    monkeypatch.setattr(agent_service, "asummarize_for_conversation", failing)
+    monkeypatch.setattr(summaries, "asummarize_for_conversation", failing)
     conversation = make_conversation(alice, contents=["hello", "hi"])
     response = api.post(f"/conversations/{conversation.id}/summarize", {})
     assert response.status_code == 503
@@ -149,7 +149,7 @@ async def test_initial_message_is_sent_as_the_first_message(alice, monkeypatch):
     from conversations.realtime.hub import aclose_hub
     from tests.support.fake_turn import FakeAgent
 
-    monkeypatch.setattr(agent_service, "astart_turn", FakeAgent(delay=0))
+    monkeypatch.setattr(turns, "astart_turn", FakeAgent(delay=0))
     token = (await sync_to_async(create_api_token)(user=alice, name="t")).secret
     auth = {"Authorization": f"Bearer {token}"}
     try:

@@ -81,12 +81,12 @@ def test_fork_from_a_message_of_another_conversation_is_not_found(api, alice, fa
 
 
 def test_fork_survives_an_agent_that_cannot_copy_its_memory(api, alice, monkeypatch):
-    from conversations import agent_service
+    from conversations import threads
 
     async def broken(**kwargs):
         raise RuntimeError("checkpointer down")
 
-    monkeypatch.setattr(agent_service, "acopy_agent_thread", broken)
+    monkeypatch.setattr(threads, "acopy_agent_thread", broken)
     source = make_conversation(alice, contents=SIX[:3])
     third = source.messages.get(sequence_number=3)
     response = api.post(f"/conversations/{source.id}/fork", {"from_message_id": str(third.id)})

@@ -8,7 +8,7 @@ from django.test import AsyncClient
 
 from accounts.tokens import create_api_token
 from agent.tokens import estimate_tokens
-from conversations import agent_service
+from conversations import turns
 from conversations.models import Conversation, Message, MessageFeedback
 from tests.support import seed
 from tests.support.fake_turn import FakeAgent
@@ -113,7 +113,7 @@ def test_unknown_message_is_404(api, fake_agent):
 def echo_agent(monkeypatch):
     """An agent turn that answers "echo: <text>" (the orchestrator stores it)."""
     agent = FakeAgent(reply=lambda text: ["echo: ", text], delay=0)
-    monkeypatch.setattr(agent_service, "astart_turn", agent)
+    monkeypatch.setattr(turns, "astart_turn", agent)
     return agent
 
 

@@ -9,7 +9,7 @@ from django.db import connections
 from django.test import AsyncClient
 
 from accounts.tokens import create_api_token
-from conversations import agent_service
+from conversations import turns
 from conversations.models import Message
 from tests.support.fake_turn import FakeAgent
 
@@ -23,7 +23,7 @@ TEXT = f"내 카드 {CARD} 로 결제해 줘"
 @pytest.fixture
 def echo_agent(monkeypatch):
     agent = FakeAgent(reply=lambda text: ["echo: ", text], delay=0)
-    monkeypatch.setattr(agent_service, "astart_turn", agent)
+    monkeypatch.setattr(turns, "astart_turn", agent)
     return agent
 
 

@@ -66,12 +66,12 @@ def test_auto_summary_past_10000_tokens(alice, fake_agent):
 
 
 def test_auto_summary_never_raises(alice, monkeypatch):
-    from conversations import agent_service
+    from conversations import summaries
 
     async def broken(**kwargs):
         raise RuntimeError("model down")
 
-    monkeypatch.setattr(agent_service, "asummarize_for_conversation", broken)
+    monkeypatch.setattr(summaries, "asummarize_for_conversation", broken)
     conversation = make_conversation(alice, contents=["m"] * 51)
     assert asyncio.run(summaries.maybe_auto_summarize(conversation.id)) is None
 

@@ -16,7 +16,7 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.test import Client
 
-from conversations import agent_service, services
+from conversations import services, threads
 from conversations.models import Message
 from knowledge.services import upload_document
 from tests.knowledge.recall import CORPUS_DIR
@@ -139,7 +139,7 @@ async def test_twelve_turns_fold_memory_with_a_checked_summary_or_the_users_word
     codes = {n["code"] for n in notes}
     folded = codes & {"memory.summarized", "memory.kept_words_refused", "memory.kept_words_failed"}
     assert folded  # past ten messages the memory rules acted, whatever the 135M model wrote
-    memory = await agent_service.aread_agent_memory(conversation)
+    memory = await threads.aread_agent_memory(conversation)
     assert memory["summaries"]  # and the older messages left the window either way
     assert len(memory["messages"]) <= 11
     stated = set(re.findall(r"\d{2,}", " ".join(said)))

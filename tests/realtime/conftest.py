@@ -22,7 +22,7 @@ from tests.support.fake_turn import FakeAgent
 @pytest.fixture
 def fake_agent(monkeypatch) -> FakeAgent:
     agent = FakeAgent()
-    monkeypatch.setattr("conversations.agent_service.astart_turn", agent)
+    monkeypatch.setattr("conversations.turns.astart_turn", agent)
     return agent
 
 

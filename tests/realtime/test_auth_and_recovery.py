@@ -8,7 +8,7 @@ import pytest
 from channels.db import database_sync_to_async
 from django.utils import timezone
 
-from conversations import agent_service
+from conversations import threads
 from conversations.models import Message, ReplyRun
 from conversations.realtime import progress
 from conversations.replies import start_reply
@@ -102,7 +102,7 @@ async def test_a_dead_processs_reply_is_stored_as_interrupted(alice):
     assert run.status == "finished" and run.finished_at is not None
     # The dead process saved no checkpoint; the agent still remembers the exchange.
     await conversation.arefresh_from_db()
-    memory = await agent_service.aread_agent_memory(conversation)
+    memory = await threads.aread_agent_memory(conversation)
     assert [(m["role"], m["content"]) for m in memory["messages"]] == [
         ("user", "hi"),
         ("assistant", "half a rep"),

@@ -13,7 +13,7 @@ from django.db import connections
 from django.test import AsyncClient
 
 from accounts.tokens import create_api_token, revoke_api_token
-from conversations import agent_service, branches, events, services
+from conversations import branches, events, services, summaries
 from conversations.models import Conversation, Message, ReplyRun
 from conversations.realtime.ratelimit import acheck_rate
 from conversations.replies import start_reply
@@ -89,8 +89,8 @@ async def test_a_slow_automatic_summary_never_delays_the_reply(alice, fake_agent
         summarized.set()
         return "Main points: greetings.\nDecisions: none.\nNext actions: none."
 
-    original = agent_service.asummarize_for_conversation
-    agent_service.asummarize_for_conversation = slow_summary
+    original = summaries.asummarize_for_conversation
+    summaries.asummarize_for_conversation = slow_summary
     try:
         conversation = await make_conversation(alice)
         token = (await sync_to_async(create_api_token)(user=alice, name="api")).secret
@@ -113,7 +113,7 @@ async def test_a_slow_automatic_summary_never_delays_the_reply(alice, fake_agent
             await asyncio.sleep(0.05)
         assert fresh.summary.startswith("Main points")
     finally:
-        agent_service.asummarize_for_conversation = original
+        summaries.asummarize_for_conversation = original
 
 
 async def test_a_revoked_token_closes_its_sockets_and_stores_nothing(alice, fake_agent, settings):

@@ -10,7 +10,7 @@ import uuid
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from conversations import agent_service, selectors, services
+from conversations import selectors, services, threads
 from conversations.realtime.hub import aclose_hub, get_hub
 from conversations.replies import start_reply
 from core import rls
@@ -68,7 +68,7 @@ class Command(BaseCommand):
         finally:
             await hub.leave(conversation_id, printer)
             await aclose_hub()
-            await agent_service.aclose_agent_resources()
+            await threads.aclose_agent_resources()
 
     async def _turn(self, owner, conversation_id: uuid.UUID, text: str, printer: _Printer) -> None:
         """Send one line through the same path as the web app (slot, rate limit, frames)."""

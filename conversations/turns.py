@@ -1,4 +1,5 @@
-"""The adapter between rows and the agent: build a turn, map its ending, manage threads.
+"""The adapter between rows and the agent's turns: build a turn from a conversation's rows
+and settings, and map a finished turn to the fields of the reply's row.
 
 The agent package never sees Django; this module turns `Message` rows into the agent's
 inputs and a finished turn into the fields of the reply's row (content, parts, context
@@ -11,16 +12,16 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from asgiref.sync import async_to_sync, sync_to_async
+from asgiref.sync import sync_to_async
 from django.conf import settings
 
 from accounts.models import UserSettings
-from agent import checkpoint, threads
 from agent.config import AgentConfig
-from agent.digest import Digest, summarize_conversation
 from agent.events import FinishedEvent
+from agent.llm import get_chat_model
 from agent.runner import Turn
-from agent.threads import MemoryStart
+from agent.state import AgentContext, Question
+from agent.threads import ThreadRef
 from agent.tokens import estimate_tokens
 from core.db_async import db_async
 from core.llm_catalog import ModelInfo, amodel_in_force, model_in_force
@@ -28,8 +29,8 @@ from knowledge.hybrid import aretrieve
 from knowledge.selectors import aget_document_section, user_has_documents
 from memories.services import AgentMemory
 
+from . import threads as conversation_threads
 from .attachments import image_data_url
-from .branch_memory import branch_memory
 from .models import TOKENS_ESTIMATED, Attachment, Conversation, Message
 from .recall import branch_recall
 
@@ -64,11 +65,6 @@ def build_agent_config(
     )
 
 
-async def aget_checkpointer():
-    """Return this event loop's checkpointer (PostgreSQL or the SQLite file)."""
-    return await checkpoint.get_checkpointer(settings.CHECKPOINT_URL)
-
-
 def _search_other_conversations(user_id: int, exclude_id: uuid.UUID):
     """Return the `search_conversations` tool's backend for one user."""
 
@@ -98,22 +94,6 @@ def _knowledge_for(user_id: int, scope: Any = None):
         return dict(found) if found else None
 
     return retriever, section_lookup
-
-
-_abranch_memory = db_async(branch_memory)
-
-
-async def amemory_start(*, conversation_id: Any, resume_after: Message | None) -> MemoryStart:
-    """Return where a turn's memory starts: the thread's latest checkpoint when it holds
-    `resume_after` (the usual next message), else memory rebuilt from the rows."""
-    if resume_after is None:
-        return threads.FRESH
-    saver = await aget_checkpointer()
-    start = await threads.start_after(saver, str(conversation_id), str(resume_after.pk))
-    if start is not None:
-        return start
-    seed = await _abranch_memory(resume_after.pk)
-    return MemoryStart(checkpoint.EMPTY_CHECKPOINT_ID, seed)
 
 
 def _owner_settings(conversation: Conversation) -> tuple[str, str, bool]:
@@ -171,7 +151,9 @@ async def astart_turn(
     `model` answers this once instead of the conversation's."""
     owner_id = conversation.created_by_id
     retriever, section_lookup = _knowledge_for(owner_id, conversation.pk)
-    start = await amemory_start(conversation_id=conversation.pk, resume_after=resume_after)
+    start = await conversation_threads.amemory_start(
+        conversation_id=conversation.pk, resume_after=resume_after
+    )
     config, instructions = await aconversation_config(conversation, model=model)
     _model, _custom, memory_on = await aowner_settings(conversation)
     # A temporary conversation neither reads nor saves memories (no remember tool).
@@ -185,16 +167,12 @@ async def astart_turn(
         if memory_on and not conversation.temporary
         else None
     )
-    return Turn(
+    context = AgentContext(
         config=config,
-        instructions=instructions,
-        checkpointer=await aget_checkpointer(),
-        start=start,
-        continues=(str(continues.pk), continues.content) if continues is not None else None,
-        thread_id=str(conversation.id),
-        user_message_id=str(user_message.id),
-        user_text=user_message.content,
+        llm=get_chat_model(config),
         reply_id=str(reply_id),
+        instructions=instructions,
+        continues=(str(continues.pk), continues.content) if continues is not None else None,
         retriever=retriever,
         has_documents=await _owner_has_documents(conversation),
         section_lookup=section_lookup,
@@ -202,6 +180,12 @@ async def astart_turn(
         images=await _aimages_of(user_message, vision=config.vision),
         memory=memory,
         recall_messages=branch_recall(conversation.pk, user_message.pk),
+    )
+    return Turn(
+        context,
+        thread=ThreadRef(str(conversation.id), start),
+        question=Question(str(user_message.id), user_message.content),
+        checkpointer=await conversation_threads.aget_checkpointer(),
     )
 
 
@@ -256,125 +240,3 @@ async def _owner_has_documents(conversation: Conversation) -> bool:
     if known is not None:
         return bool(known)
     return await _has_documents(conversation.created_by_id, conversation.pk)
-
-
-async def aclose_agent_resources() -> None:
-    """Close this event loop's checkpointer (its connection threads keep a process alive)."""
-    await checkpoint.close_checkpointers()
-
-
-async def acopy_agent_thread(*, source_id: Any, target_id: Any, up_to: Message) -> None:
-    """Give fork `target_id` the agent memory `source_id` had right after `up_to`, its
-    messages named by the fork's copies (same sequence numbers), so the fork's first turn
-    starts from it like any next turn."""
-    saver = await aget_checkpointer()
-    _checkpoint_id, values = await threads.latest(saver, str(source_id))
-    if any(m.id == str(up_to.pk) for m in values.get("messages", [])):
-        memory = threads.as_branch_memory(values, str(up_to.pk))
-    else:
-        memory = await _abranch_memory(up_to.pk)
-    copies = await _acopy_ids(source_id, target_id)
-    memory["messages"] = [
-        m.model_copy(update={"id": copies[m.id]}) if m.id in copies else m
-        for m in memory["messages"]
-    ]
-    await threads.write_thread(saver, str(target_id), memory)
-
-
-def _copy_ids(source_id: Any, target_id: Any) -> dict[str, str]:
-    """Return {source message id: the fork's copy} (a fork keeps sequence numbers)."""
-    copies = dict(
-        Message.objects.filter(conversation_id=target_id).values_list("sequence_number", "pk")
-    )
-    source = Message.objects.filter(conversation_id=source_id, sequence_number__in=list(copies))
-    return {str(pk): str(copies[n]) for pk, n in source.values_list("pk", "sequence_number")}
-
-
-_acopy_ids = db_async(_copy_ids)
-
-
-async def arecord_cut_off_turn(*, question: Message, reply: Message) -> None:
-    """Give the agent's memory a turn whose process died: the question and the partial
-    reply, on the question's branch."""
-    parent = await _aparent(question)
-    await threads.record_exchange(
-        await aget_checkpointer(),
-        str(reply.conversation_id),
-        user_message_id=str(question.pk),
-        user_text=question.content,
-        reply_id=str(reply.pk),
-        reply_text=reply.content,
-        finish_reason=reply.finish_reason,
-        start=await amemory_start(conversation_id=reply.conversation_id, resume_after=parent),
-    )
-
-
-def _parent(message: Message) -> Message | None:
-    return Message.objects.filter(pk=message.parent_id).first() if message.parent_id else None
-
-
-_aparent = db_async(_parent)
-
-
-async def aread_agent_memory(conversation: Conversation) -> threads.ThreadMemory | None:
-    """Return what the agent remembers on the conversation's current branch."""
-    leaf = await _acurrent_message(conversation)
-    saver = await aget_checkpointer()
-    if leaf is None:
-        return await threads.read_thread(saver, str(conversation.pk))
-    start = await amemory_start(conversation_id=conversation.pk, resume_after=leaf)
-    if start.seed is not None:
-        return threads.describe(str(conversation.pk), dict(start.seed))
-    return await threads.read_thread(saver, str(conversation.pk))
-
-
-def _current_message(conversation: Conversation) -> Message | None:
-    pk = conversation.current_message_id
-    return Message.objects.filter(pk=pk).first() if pk else None
-
-
-_acurrent_message = db_async(_current_message)
-
-
-async def adelete_agent_thread(conversation_id: Any) -> None:
-    """Drop the agent's checkpointed thread of a deleted conversation."""
-    # A short-lived saver: this may run on a loop made just for it (from sync code).
-    saver = await checkpoint.open_checkpointer(settings.CHECKPOINT_URL)
-    try:
-        await threads.delete_thread(saver, str(conversation_id))
-    finally:
-        await checkpoint.close_checkpointer(saver)
-
-
-def delete_agent_thread(conversation_id: Any) -> None:
-    """Drop the agent's thread from synchronous code."""
-    async_to_sync(adelete_agent_thread)(conversation_id)
-
-
-async def asummarize_digest(
-    *,
-    messages: list[Message],
-    max_words: int | None = None,
-    conversation: Conversation | None = None,
-) -> Digest:
-    """Return the three parts (main points, decisions, next actions) of `messages`,
-    written by the conversation's model."""
-    turns = [(m.role, m.content) for m in messages if m.role in ("user", "assistant")]
-    if conversation is not None:
-        config, _instructions = await aconversation_config(conversation)
-    else:
-        config = build_agent_config(await amodel_in_force())
-    return await summarize_conversation(config, turns, max_words=max_words or 200)
-
-
-async def asummarize_for_conversation(
-    *,
-    messages: list[Message],
-    max_words: int | None = None,
-    conversation: Conversation | None = None,
-) -> str:
-    """Return a three-part summary of `messages` as Markdown."""
-    digest = await asummarize_digest(
-        messages=messages, max_words=max_words, conversation=conversation
-    )
-    return digest["text"]

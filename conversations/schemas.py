@@ -1,0 +1,55 @@
+"""The field types of a conversation and a message, written once from the model's
+constants: the API inputs (conversations/api/schemas.py), the socket frames
+(conversations/realtime/frames.py) and the import file (conversations/imports.py) all
+declare their fields with these, so a limit changes in one place."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+
+from core.schemas import Input, Text
+
+from .models import (
+    DESCRIPTION_MAX_LENGTH,
+    ID_MAX_LENGTH,
+    INSTRUCTIONS_MAX_CHARS,
+    MAX_ATTACHMENTS,
+    MODEL_ID_MAX_LENGTH,
+    SERVICE_ID_MAX_LENGTH,
+    TITLE_MAX_LENGTH,
+)
+
+Title = Annotated[Text, Field(max_length=TITLE_MAX_LENGTH)]
+Description = Annotated[Text, Field(max_length=DESCRIPTION_MAX_LENGTH)]
+ServiceId = Annotated[Text, Field(max_length=SERVICE_ID_MAX_LENGTH)]
+ModelId = Annotated[
+    Text,
+    Field(
+        max_length=MODEL_ID_MAX_LENGTH, description="an id GET /models lists; blank: the default"
+    ),
+]
+SystemPrompt = Annotated[Text, Field(max_length=INSTRUCTIONS_MAX_CHARS)]
+Temperature = Annotated[float, Field(ge=0, le=2, allow_inf_nan=False, strict=True)]
+# Ids of rows the client names (messages, attachments) and the client's own message id.
+ObjectId = Annotated[Text, Field(min_length=1, max_length=ID_MAX_LENGTH)]
+ClientId = Annotated[Text, Field(min_length=1, max_length=ID_MAX_LENGTH)]
+AttachmentIds = Annotated[list[ObjectId], Field(max_length=MAX_ATTACHMENTS)]
+# Store a message although it holds sensitive information (after a `sensitive` error).
+ConfirmSensitive = Annotated[bool, Field(strict=True)]
+
+
+class MessageIn(Input):
+    """A message the user sends, or an edit's new text: the API's body and, with its
+    `type`, the socket's frame. Its length against MESSAGE_MAX_CHARS is the reply
+    orchestrator's to judge (`too_long`, a setting)."""
+
+    content: Text
+    client_id: ClientId | None = None
+    confirm_sensitive: ConfirmSensitive = Field(
+        False, description="store it although it holds sensitive information"
+    )
+    attachments: AttachmentIds = Field(
+        default_factory=list, description="ids of this conversation's uploads"
+    )
