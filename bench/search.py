@@ -293,7 +293,9 @@ def bench_repetitions(rng: random.Random) -> dict[str, float]:
     figures: dict[str, float] = {}
     with rls.as_user(user.pk):
         conversation = services.create_conversation(user=user, title="repetitions")
-        message = services.insert_message(conversation, role="assistant", content="budget")
+        message = services.insert_message(
+            conversation, services.NewMessage(role="assistant", content="budget")
+        )
 
         def timed(content: str) -> float:
             Message.objects.filter(pk=message.pk).update(content=content)

@@ -18,6 +18,7 @@ from typing import Any, Literal
 from django.utils import timezone
 from django.utils.http import content_disposition_header
 
+from .export_format import EXPORT_FORMAT, EXPORT_VERSION, ExportedConversation
 from .models import Attachment, Conversation, Message, MessageFeedback, metadata_says_estimated
 from .serializers import attachment_to_dict
 from .tree import Tree, current_branch
@@ -28,8 +29,6 @@ FORMATS: dict[str, tuple[str, str]] = {
     "json": ("json", "application/json; charset=utf-8"),
     "text": ("txt", "text/plain; charset=utf-8"),
 }
-EXPORT_FORMAT = "chatsite.conversation"
-EXPORT_VERSION = 1
 BATCH = 1000
 MESSAGE_FIELDS = (
     "id",
@@ -139,35 +138,6 @@ def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value else None
 
 
-def conversation_header(conversation: Conversation, include_metadata: bool) -> dict[str, Any]:
-    """Return the conversation part of a JSON export."""
-    header: dict[str, Any] = {
-        "title": conversation.title,
-        "description": conversation.description,
-        "service_id": conversation.service_id,
-        "summary": conversation.summary,
-        "summary_at": _iso(conversation.summary_at),
-        "created_at": _iso(conversation.created_at),
-        "current_message_id": _id(conversation.current_message_id),
-        "model": conversation.model,
-        "system_prompt": conversation.system_prompt,
-        "temperature": conversation.temperature,
-        "pinned": conversation.pinned,
-    }
-    if include_metadata:
-        header |= {
-            "id": str(conversation.id),
-            "status": conversation.status,
-            "message_count": conversation.message_count,
-            "total_tokens_used": conversation.total_tokens_used,
-            "updated_at": _iso(conversation.updated_at),
-            "last_message_at": _iso(conversation.last_message_at),
-            "parent_conversation_id": _id(conversation.parent_conversation_id),
-            "forked_from_message_id": _id(conversation.forked_from_message_id),
-        }
-    return header
-
-
 def _id(value: Any) -> str | None:
     return str(value) if value else None
 
@@ -210,7 +180,7 @@ def _iter_json(
         "version": EXPORT_VERSION,
         "exported_at": timezone.now().isoformat(),
         "include_metadata": include_metadata,
-        "conversation": conversation_header(conversation, include_metadata),
+        "conversation": ExportedConversation.of(conversation, include_metadata=include_metadata),
     }
     yield _dumps(head)[:-1] + ',"messages":['
     for index, row in enumerate(rows):

@@ -5,46 +5,31 @@ from __future__ import annotations
 import io
 import uuid
 from dataclasses import dataclass, field
-from typing import IO, Any, Literal
+from typing import IO, Any
 
 from django.conf import settings
 from django.db import DataError, transaction
 from django.utils import timezone
-from ninja import Field
-from pydantic import ValidationError, model_validator
+from pydantic import ValidationError
 
 from agent.tokens import estimate_tokens
 from core.llm_catalog import find_model
-from core.schemas import Input, JsonObject, Text, Time
 
 from . import events
-from .feedback import COMMENT_MAX_LENGTH
+from .export_format import ExportedMessage, ExportFile
 from .import_formats import OURS, InvalidImport, read_conversations
-from .import_formats.common import MAX_PARTS
 from .models import (
     TOKENS_ESTIMATED,
     Conversation,
     Message,
     MessageFeedback,
 )
-from .schemas import (
-    Description,
-    ModelId,
-    ServiceId,
-    SystemPrompt,
-    Temperature,
-    Title,
-)
 from .services import recount
 from .tree import Tree
 
-MAX_SEQUENCE = 2**31 - 1
-MAX_MESSAGES = 100_000
 MAX_CONVERSATIONS = 100_000
-MAX_CONTENT_CHARS = 1_000_000
 MAX_SKIPPED_LISTED = 1000
 BATCH = 1000
-FinishReason = Literal["end_turn", "max_tokens", "stop_sequence", "stopped", "error", "interrupted"]
 
 
 def max_import_bytes() -> int:
@@ -55,105 +40,6 @@ def max_import_bytes() -> int:
 def max_import_file_bytes() -> int:
     """Return the largest accepted import file (many conversations, streamed), in bytes."""
     return int(getattr(settings, "CHAT_IMPORT_MAX_FILE_BYTES", 1024 * 1024 * 1024))
-
-
-class ImportedFeedback(Input):
-    """The exporter's rating of a reply (exports with metadata carry it)."""
-
-    rating: Literal["up", "down"]
-    comment: Text | None = Field("", max_length=COMMENT_MAX_LENGTH)
-
-
-class ImportedAttachment(Input):
-    """A file a message was sent with (exports name them; the bytes travel only in the
-    zip bulk export), noted on the imported message."""
-
-    name: Text = Field(..., max_length=255)
-    kind: Literal["image", "document"]
-    content_type: Text = Field(..., max_length=100)
-    size_bytes: int = Field(..., ge=0, le=2**53, strict=True)
-
-
-class ImportedMessage(Input):
-    """One message of an export file (as `exports` writes it)."""
-
-    sequence_number: int = Field(..., ge=1, le=MAX_SEQUENCE, strict=True)
-    role: Literal["user", "assistant", "system"]
-    content: Text | None = Field("", max_length=MAX_CONTENT_CHARS)
-    parts: list[JsonObject] = Field(default_factory=list, max_length=MAX_PARTS)
-    created_at: Time | None = None
-    id: Text | None = Field(None, max_length=100, description="a new id is made; names it here")
-    parent_id: Text | None = Field(
-        None, max_length=100, description="the `id` of an earlier message of the file"
-    )
-    model: Text | None = Field("", max_length=100)
-    tokens_used: int | None = Field(
-        None, ge=0, le=MAX_SEQUENCE, strict=True, description="none given: estimated, and marked"
-    )
-    finish_reason: FinishReason | None = None
-    metadata: JsonObject | None = None
-    feedback: ImportedFeedback | None = None
-    attachments: list[ImportedAttachment] = Field(default_factory=list, max_length=10)
-
-    @model_validator(mode="after")
-    def _typed_parts(self) -> ImportedMessage:
-        if not all(isinstance(part.get("type"), str) for part in self.parts):
-            raise ValueError("every part needs a string `type`")
-        return self
-
-
-class ImportedConversation(Input):
-    """The conversation of an export file; the informational fields are not imported."""
-
-    title: Title | None = ""
-    description: Description | None = ""
-    service_id: ServiceId | None = ""
-    summary: Text | None = Field("", max_length=MAX_CONTENT_CHARS)
-    summary_at: Time | None = None
-    created_at: Time | None = None
-    id: Text | None = Field(None, max_length=100)
-    status: Text | None = Field(None, max_length=20)
-    message_count: int | None = Field(None, ge=0, le=MAX_SEQUENCE)
-    total_tokens_used: int | None = Field(None, ge=0, le=2**63 - 1)
-    updated_at: Time | None = None
-    last_message_at: Time | None = None
-    parent_conversation_id: Text | None = Field(None, max_length=100)
-    forked_from_message_id: Text | None = Field(None, max_length=100)
-    current_message_id: Text | None = Field(None, max_length=100)
-    model: ModelId | None = Field("", description="kept when still on offer")
-    system_prompt: SystemPrompt | None = ""
-    temperature: Temperature | None = None
-    pinned: bool | None = Field(False, strict=True)
-
-
-class ExportFile(Input):
-    """A JSON export of one conversation (GET …/export?format=json), as import reads it."""
-
-    format: Literal["chatsite.conversation"]
-    version: Literal[1]
-    exported_at: Time | None = None
-    include_metadata: bool | None = None
-    conversation: ImportedConversation
-    messages: list[ImportedMessage] = Field(..., max_length=MAX_MESSAGES)
-
-    @model_validator(mode="after")
-    def _distinct_numbers(self) -> ExportFile:
-        numbers = [m.sequence_number for m in self.messages]
-        if len(set(numbers)) != len(numbers):
-            raise ValueError("every message needs its own sequence_number")
-        # A tree: each parent is an earlier message of the file (so there is no cycle).
-        seen: set[str] = set()
-        for message in sorted(self.messages, key=lambda m: m.sequence_number):
-            if message.parent_id is not None and message.parent_id not in seen:
-                raise ValueError("parent_id names no earlier message of the file")
-            if message.id is not None:
-                if message.id in seen:
-                    raise ValueError("every message needs its own id")
-                seen.add(message.id)
-        current = self.conversation.current_message_id
-        if current is not None and current not in seen:
-            raise ValueError("current_message_id names no message of the file")
-        return self
 
 
 def validate_export(data: Any, *, where: str = "") -> ExportFile:
@@ -246,7 +132,7 @@ def export_file_schema() -> dict[str, Any]:
     return inline(schema)
 
 
-def _with_attachment_notes(row: ImportedMessage) -> dict[str, Any]:
+def _with_attachment_notes(row: ExportedMessage) -> dict[str, Any]:
     """The row's metadata, noting the files it was sent with (their bytes are not here)."""
     metadata = dict(row.metadata or {})
     if not row.attachments:

@@ -5,8 +5,11 @@ declare their fields with these, so a limit changes in one place."""
 
 from __future__ import annotations
 
-from typing import Annotated
+import uuid
+from datetime import datetime
+from typing import Annotated, Any
 
+from ninja import Schema
 from pydantic import Field
 
 from core.schemas import Input, Text
@@ -53,3 +56,45 @@ class MessageIn(Input):
     attachments: AttachmentIds = Field(
         default_factory=list, description="ids of this conversation's uploads"
     )
+
+
+def as_json(value: Any) -> Any:
+    """A row's value as JSON carries it: ids as text, times in ISO 8601 (UTC)."""
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return value
+
+
+class ConversationOut(Schema):
+    """A conversation as the API answers it, frames carry it and pages read it: the one
+    list of its outgoing fields (`serializers.conversation_to_dict` writes it)."""
+
+    id: str
+    title: str
+    description: str
+    project_id: int | None
+    service_id: str
+    status: str
+    summary: str
+    summary_at: str | None
+    parent_conversation_id: str | None
+    forked_from_message_id: str | None
+    message_count: int
+    total_tokens_used: int
+    created_by: int | None
+    created_at: str | None
+    updated_at: str | None
+    last_message_at: str | None
+    current_message_id: str | None
+    model: str = Field(description="blank: the owner's default model, else the site's")
+    system_prompt: str
+    temperature: float | None
+    pinned: bool = Field(description="listed first in the sidebar")
+    temporary: bool = Field(
+        description="never listed, searched, shared or remembered; deleted when its last"
+        " socket closes or a day after its last message"
+    )
+    is_flagged: bool
+    flag_reason: str

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .models import Conversation, Message
+from .schemas import ConversationOut, as_json
 from .tree import sibling_ids
 
 
@@ -16,33 +17,15 @@ def _id(value: Any) -> str | None:
     return str(value) if value else None
 
 
+# Where a field's value is not the attribute of the same name.
+_ATTRIBUTES = {"created_by": "created_by_id"}
+
+
 def conversation_to_dict(conversation: Conversation) -> dict[str, Any]:
-    """Return a conversation's model fields as JSON, ids for its links."""
+    """Return a conversation as `schemas.ConversationOut` lists it, ids for its links."""
     return {
-        "id": str(conversation.id),
-        "title": conversation.title,
-        "description": conversation.description,
-        "project_id": conversation.project_id,
-        "service_id": conversation.service_id,
-        "status": conversation.status,
-        "summary": conversation.summary,
-        "summary_at": _iso(conversation.summary_at),
-        "parent_conversation_id": _id(conversation.parent_conversation_id),
-        "forked_from_message_id": _id(conversation.forked_from_message_id),
-        "message_count": conversation.message_count,
-        "total_tokens_used": conversation.total_tokens_used,
-        "created_by": conversation.created_by_id,
-        "created_at": _iso(conversation.created_at),
-        "updated_at": _iso(conversation.updated_at),
-        "last_message_at": _iso(conversation.last_message_at),
-        "current_message_id": _id(conversation.current_message_id),
-        "model": conversation.model,
-        "system_prompt": conversation.system_prompt,
-        "temperature": conversation.temperature,
-        "pinned": conversation.pinned,
-        "temporary": conversation.temporary,
-        "is_flagged": conversation.is_flagged,
-        "flag_reason": conversation.flag_reason,
+        name: as_json(getattr(conversation, _ATTRIBUTES.get(name, name)))
+        for name in ConversationOut.model_fields
     }
 
 

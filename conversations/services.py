@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -213,38 +214,39 @@ def _drop_agent_thread(conversation_id: Any) -> None:
         logger.exception("could not delete agent thread %s", conversation_id)
 
 
-def insert_message(
-    conversation: Conversation,
-    *,
-    role: str,
-    content: str,
-    created_by: Any = None,
-    parts: list[dict[str, Any]] | None = None,
-    model: str = "",
-    tokens_used: int | None = 0,
-    finish_reason: str = "",
-    metadata: dict[str, Any] | None = None,
-    client_id: str | None = None,
-    message_id: uuid.UUID | str | None = None,
-    created_at: datetime | None = None,
-    run_id: uuid.UUID | str | None = None,
-    parent: Message | uuid.UUID | str | None = "current",
-    make_current: bool = True,
-    also_save: tuple[str, ...] = (),
-) -> Message:
-    """Store a message with the next sequence number and save the conversation's counters.
+@dataclass(frozen=True, kw_only=True)
+class NewMessage:
+    """A message to store: what it says and who wrote it, and where it goes on the tree
+    (`parent` None: a root; "current": under the current branch's leaf)."""
 
-    The message goes under `parent` (None: a root; "current": the current branch's leaf)
-    and, with `make_current`, becomes the current branch's leaf.
+    role: str
+    content: str
+    created_by: Any = None
+    parts: list[dict[str, Any]] | None = None
+    model: str = ""
+    # None: no count was reported for it, so it is our estimate of `content`, marked
+    # `tokens_estimated` in its metadata.
+    tokens_used: int | None = 0
+    finish_reason: str = ""
+    metadata: dict[str, Any] | None = None
+    client_id: str | None = None
+    message_id: uuid.UUID | str | None = None
+    created_at: datetime | None = None
+    run_id: uuid.UUID | str | None = None
+    parent: Message | uuid.UUID | str | None = "current"
+    # It becomes the current branch's leaf.
+    make_current: bool = True
+
+
+def insert_message(conversation: Conversation, new: NewMessage) -> Message:
+    """Store a message with the next sequence number and save the conversation's counters.
 
     The caller has validated the input and holds the conversation's row lock
     (`lock_conversation` in a transaction). Numbers come from the conversation's counter,
     so one that was handed out is never handed out again, even after a delete.
-    `also_save` names more conversation fields the caller changed, saved in the same UPDATE.
-    `tokens_used` None: no count was reported for it, so it is our estimate of `content`,
-    marked `tokens_estimated` in its metadata.
     """
-    metadata = dict(metadata or {})
+    content, role, tokens_used, parent = new.content, new.role, new.tokens_used, new.parent
+    metadata = dict(new.metadata or {})
     if tokens_used is None:
         tokens_used = estimate_tokens(content)
         metadata[TOKENS_ESTIMATED] = True
@@ -252,24 +254,24 @@ def insert_message(
         parent = conversation.current_message_id
     conversation.last_sequence_number += 1
     message = Message.objects.create(
-        id=message_id or uuid.uuid4(),
+        id=new.message_id or uuid.uuid4(),
         conversation=conversation,
         role=role,
         content=content,
-        parts=parts or [],
-        model=model,
+        parts=new.parts or [],
+        model=new.model,
         tokens_used=max(0, int(tokens_used)),
-        finish_reason=finish_reason,
+        finish_reason=new.finish_reason,
         metadata=metadata,
         sequence_number=conversation.last_sequence_number,
-        client_id=client_id or None,
-        run_id=run_id,
-        created_by=created_by,
+        client_id=new.client_id or None,
+        run_id=new.run_id,
+        created_by=new.created_by,
         parent_id=parent.pk if isinstance(parent, Message) else parent,  # type: ignore[union-attr]
     )
-    if created_at is not None:
-        Message.objects.filter(pk=message.pk).update(created_at=created_at)
-        message.created_at = created_at
+    if new.created_at is not None:
+        Message.objects.filter(pk=message.pk).update(created_at=new.created_at)
+        message.created_at = new.created_at
     update_fields = [
         "message_count",
         "total_tokens_used",
@@ -277,7 +279,7 @@ def insert_message(
         "last_sequence_number",
         "updated_at",
     ]
-    if make_current:
+    if new.make_current:
         conversation.current_message = message
         update_fields.append("current_message")
     if role == Message.Role.USER and not conversation.title:
@@ -290,7 +292,7 @@ def insert_message(
     conversation.last_message_at = max(
         filter(None, [conversation.last_message_at, message.created_at])
     )
-    conversation.save(update_fields=[*update_fields, *also_save])
+    conversation.save(update_fields=update_fields)
     return message
 
 

@@ -9,6 +9,7 @@ from ninja import Field, Schema
 from pydantic import field_validator
 
 from conversations.schemas import (
+    ConversationOut,
     Description,
     MessageIn,
     ModelId,
@@ -24,36 +25,6 @@ MAX_ID = 2**63 - 1
 
 ProjectId = Annotated[int, Field(ge=1, le=MAX_ID)]
 Status = Literal["active", "archived", "summarized"]
-
-
-class ConversationOut(Schema):
-    id: str
-    title: str
-    description: str
-    project_id: int | None
-    service_id: str
-    status: str
-    summary: str
-    summary_at: str | None
-    parent_conversation_id: str | None
-    forked_from_message_id: str | None
-    message_count: int
-    total_tokens_used: int
-    created_by: int | None
-    created_at: str | None
-    updated_at: str | None
-    last_message_at: str | None
-    current_message_id: str | None
-    model: str = Field(description="blank: the owner's default model, else the site's")
-    system_prompt: str
-    temperature: float | None
-    pinned: bool = Field(description="listed first in the sidebar")
-    temporary: bool = Field(
-        description="never listed, searched, shared or remembered; deleted when its last"
-        " socket closes or a day after its last message"
-    )
-    is_flagged: bool
-    flag_reason: str
 
 
 class ConversationCreatedOut(ConversationOut):

@@ -3,7 +3,7 @@
 `read_conversations(file)` detects each conversation of the file from its content — this
 app's export, ChatGPT's data export (`conversations.json` or its zip), Claude's
 `conversations.json`, Open WebUI's chat export, LibreChat's conversation export — and yields
-an `Entry` for each: the conversation in the shape `imports.ExportFile` validates (the one
+an `Entry` for each: the conversation in the shape `export_format.ExportFile` validates (the one
 validation layer), with `messages[].id/parent_id` keeping the other app's tree and
 `current_message_id` its leaf; or, for one it cannot read, why.
 

@@ -26,7 +26,7 @@ from conversations.steps import REASONING, THINKING_PART
 
 MODEL_MAX_CHARS = 100
 TITLE_MAX_CHARS = 200
-# What one message may carry (imports.ImportedMessage holds the same bound).
+# What one message may carry (export_format.ExportedMessage holds the same bound).
 MAX_PARTS = 200
 
 
@@ -282,7 +282,7 @@ def conversation(
     notes: list[str] | None = None,
     **settings: Any,
 ) -> dict[str, Any]:
-    """One conversation in this app's export shape (what `imports.ExportFile` validates);
+    """One conversation in this app's export shape (what `export_format.ExportFile` validates);
     `notes` about the conversation as a whole go on its first message."""
     for number, message in enumerate(messages, start=1):
         message["sequence_number"] = number

@@ -137,14 +137,16 @@ def claim_reply(
     if ask.kind in ("send", "edit"):
         question = services.insert_message(
             conversation,
-            role=Message.Role.USER,
-            content=ask.content or "",
-            created_by=user,
-            tokens_used=None,  # no server reports a message's own share of a prompt
-            client_id=ask.client_id,
-            run_id=run_id,
-            parent="current" if target is None else target.parent_id,
-            metadata={"sensitive": list(ask.sensitive)} if ask.sensitive else None,
+            services.NewMessage(
+                role=Message.Role.USER,
+                content=ask.content or "",
+                created_by=user,
+                tokens_used=None,  # no server reports a message's own share of a prompt
+                client_id=ask.client_id,
+                run_id=run_id,
+                parent="current" if target is None else target.parent_id,
+                metadata={"sensitive": list(ask.sensitive)} if ask.sensitive else None,
+            ),
         )
         attachments.claim(
             conversation_id=conversation.pk, user=user, ids=list(ask.attachments), message=question
@@ -237,17 +239,19 @@ def _store(
     question_id = question.pk if question is not None else None
     message = services.insert_message(
         conversation,
-        role=Message.Role.ASSISTANT,
-        content=reply.content,
-        parts=reply.parts,
-        model=reply.model,
-        tokens_used=reply.tokens_used,  # None: estimated from the content
-        finish_reason=reply.finish_reason,
-        metadata=dict(reply.metadata or {}),
-        message_id=run_id,
-        run_id=run_id,
-        parent=question_id,
-        make_current=conversation.current_message_id in (question_id, None),
+        services.NewMessage(
+            role=Message.Role.ASSISTANT,
+            content=reply.content,
+            parts=reply.parts,
+            model=reply.model,
+            tokens_used=reply.tokens_used,  # None: estimated from the content
+            finish_reason=reply.finish_reason,
+            metadata=dict(reply.metadata or {}),
+            message_id=run_id,
+            run_id=run_id,
+            parent=question_id,
+            make_current=conversation.current_message_id in (question_id, None),
+        ),
     )
     return with_sibling_ids(message)
 

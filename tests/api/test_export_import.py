@@ -7,6 +7,7 @@ from urllib.parse import quote
 
 import pytest
 
+from conversations.export_format import ExportedConversation
 from conversations.models import Conversation
 
 from .conftest import make_conversation
@@ -91,6 +92,36 @@ def test_json_export_imports_back_identical(api, alice, bob, bob_api, include_me
     if include_metadata:
         assert copy.total_tokens_used == source.total_tokens_used
     assert copy.last_message_at == source.last_message_at
+
+
+def test_every_field_of_the_export_class_is_written_and_the_settings_come_back(
+    api, alice, bob, bob_api
+):
+    """Exports write `ExportedConversation` and imports read it: one list of fields."""
+    source = make_conversation(
+        alice,
+        title="Settings",
+        contents=CONTENTS,
+        description="kept",
+        service_id="svc-1",
+        system_prompt="Answer in haiku.",
+        temperature=0.3,
+    )
+    Conversation.objects.filter(pk=source.pk).update(pinned=True, summary="A summary.")
+    for include_metadata, expected in (
+        (True, set(ExportedConversation.model_fields)),
+        (False, set(ExportedConversation.model_fields) - ExportedConversation.METADATA),
+    ):
+        params = {"format": "json"} | ({"include_metadata": 1} if include_metadata else {})
+        raw = _body(api.get(f"/conversations/{source.id}/export", **params))
+        assert set(json.loads(raw)["conversation"]) == expected
+    response = bob_api.post_raw("/conversations/import", raw)
+    assert response.status_code == 201, response.content
+    copy = Conversation.objects.get(pk=response.json()["id"])
+    kept = ("title", "description", "service_id", "system_prompt", "temperature", "pinned")
+    source.refresh_from_db()
+    assert [getattr(copy, f) for f in kept] == [getattr(source, f) for f in kept]
+    assert copy.summary == "A summary."
 
 
 def test_import_accepts_a_multipart_file(api, alice):

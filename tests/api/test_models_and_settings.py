@@ -200,7 +200,9 @@ def test_a_fork_keeps_the_model_and_instructions(api, two_models, alice):
     conversation = services.create_conversation(
         user=alice, model="fake-b", system_prompt="Be brief.", temperature=0.7
     )
-    message = services.insert_message(conversation, role="user", content="hi", created_by=alice)
+    message = services.insert_message(
+        conversation, services.NewMessage(role="user", content="hi", created_by=alice)
+    )
     fork = api.post(f"/conversations/{conversation.pk}/fork", {"from_message_id": str(message.pk)})
     assert fork.status_code == 201
     body = fork.json()

@@ -18,4 +18,6 @@ def add_message(*, conversation_id: Any, role: str, content: str, **fields: Any)
     """Store one message with the next sequence number and true counters."""
     with transaction.atomic():
         conversation = services.lock_conversation(conversation_id)
-        return services.insert_message(conversation, role=role, content=content, **fields)
+        return services.insert_message(
+            conversation, services.NewMessage(role=role, content=content, **fields)
+        )

@@ -14,7 +14,7 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from conversations import services
-from conversations.exports import EXPORT_FORMAT, EXPORT_VERSION
+from conversations.export_format import EXPORT_FORMAT, EXPORT_VERSION
 from conversations.imports import import_conversation
 from conversations.models import Project
 from core import rls
