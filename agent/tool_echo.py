@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from agent.offline import failure_reply
+from agent.failure_replies import failure_reply
 from agent.tokens import message_text
 
 # A sentence shorter than this is too common to be taken for a repeat ("Not saved.").

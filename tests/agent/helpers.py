@@ -8,7 +8,7 @@ from typing import Any
 from agent import prompts
 from agent.config import AgentConfig
 from agent.llm import get_chat_model
-from agent.offline import summary_reply
+from agent.offline_answers import summary_reply
 from agent.runner import Turn
 from agent.state import AgentContext, Question
 from agent.threads import ThreadRef

@@ -7,8 +7,8 @@ import random
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
+from agent.failure_replies import FAILURE_REPLIES
 from agent.nodes.tools import ERROR_PREFIX
-from agent.offline import FAILURE_REPLIES
 from agent.tool_echo import ToolEchoFilter, failures_of_turn
 
 INSTRUCTION = (

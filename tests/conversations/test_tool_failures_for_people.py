@@ -14,7 +14,7 @@ import re
 import pytest
 from asgiref.sync import sync_to_async
 
-from agent.offline import FAILURE_REPLIES
+from agent.failure_replies import FAILURE_REPLIES
 from conversations import services
 from memories import services as memories
 from tests.agent.helpers import memory_responder
