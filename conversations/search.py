@@ -26,12 +26,12 @@ from datetime import datetime
 from typing import Any, Literal
 
 from django.db import connection
-from django.db.models import F, FloatField, Lookup, Q, QuerySet
+from django.db.models import FloatField, Lookup, Q, QuerySet
 from django.db.models.expressions import RawSQL
 
 from core import rls
-from core.cursors import after_keyset, decode_keyset, encode_cursor
 from core.errors import Invalid
+from core.pagination import KeyField, Page, SortKey, paginate
 
 from .matching import like_pattern, messages_matching, prefix_tsquery, recent_messages_holding
 from .models import Conversation, Message
@@ -47,12 +47,6 @@ SNIPPET_CHARS = 160
 # The text `word_similarity` ranks: this many characters around the first term's first
 # match (its cost grows with the square of a word's repetitions in what it reads).
 RANK_WINDOW_CHARS = 1000
-
-
-@dataclass(frozen=True)
-class Page:
-    items: list[Any]
-    next_cursor: str | None
 
 
 @dataclass(frozen=True)
@@ -206,28 +200,21 @@ def list_conversations(
         qs = qs.filter(created_at__lt=created_before)
     for term in split_terms(q or ""):
         qs = qs.filter(_term_matches("title", term) | Q(pk__in=_messages_with_term(user, term)))
-    descending = order == "desc"
-    key = f"conv:{sort}:{order}"
-    nullable = sort in NULLABLE_SORT_FIELDS
-    if cursor:
-        kind = int if sort == "message_count" else datetime
-        value, pk = decode_keyset(cursor, key=key, kind=kind, nullable=nullable)
-        qs = qs.filter(
-            after_keyset(field=sort, value=value, pk=pk, descending=descending, nullable=nullable)
-        )
-    # Conversations without messages (no last_message_at) last, whichever the order.
-    if descending:
-        ordering = [F(sort).desc(nulls_last=True), F("id").desc()]
-    else:
-        ordering = [F(sort).asc(nulls_last=True), F("id").asc()]
     with rls.narrowed_to(getattr(user, "pk", None)):  # the search function reads the scope's user
-        rows = list(qs.select_related("project").order_by(*ordering)[: limit + 1])
-    next_cursor = None
-    if len(rows) > limit:
-        rows = rows[:limit]
-        last = rows[-1]
-        next_cursor = encode_cursor(key=key, values=[getattr(last, sort), str(last.pk)])
-    return Page(items=rows, next_cursor=next_cursor)
+        return paginate(
+            qs.select_related("project"),
+            sort=_conversation_order(sort, order),
+            cursor=cursor,
+            limit=limit,
+            key=f"conv:{sort}:{order}",
+        )
+
+
+def _conversation_order(sort: SortField, order: Literal["asc", "desc"]) -> SortKey:
+    """Return the list's sort key; conversations without messages come last either way."""
+    kind = int if sort == "message_count" else datetime
+    field = KeyField(sort, kind, nullable=sort in NULLABLE_SORT_FIELDS)
+    return SortKey((field,), descending=order == "desc")
 
 
 def search_messages(
@@ -280,28 +267,19 @@ def search_messages(
             ],
             output_field=FloatField(),
         )
-        key_field = "rank"
         qs = qs.annotate(rank=rank)
+        ranked_by = KeyField("rank", (float, int))
     else:
-        key_field = "created_at"
-    key = f"search:{key_field}"
-    if cursor:
-        kind = (float, int) if key_field == "rank" else datetime
-        value, pk = decode_keyset(cursor, key=key, kind=kind)
-        qs = qs.filter(
-            after_keyset(field=key_field, value=value, pk=pk, descending=True, nullable=False)
-        )
+        ranked_by = KeyField("created_at", datetime)
     with rls.narrowed_to(getattr(user, "pk", None)):  # the search function reads the scope's user
-        rows = list(
-            qs.only(
-                "id", "conversation_id", "content", "sequence_number", "role", "created_at"
-            ).order_by(F(key_field).desc(), F("id").desc())[: limit + 1]
+        page = paginate(
+            qs.only("id", "conversation_id", "content", "sequence_number", "role", "created_at"),
+            sort=SortKey((ranked_by,), descending=True),
+            cursor=cursor,
+            limit=limit,
+            key=f"search:{ranked_by.name}",
         )
-    next_cursor = None
-    if len(rows) > limit:
-        rows = rows[:limit]
-        last = rows[-1]
-        next_cursor = encode_cursor(key=key, values=[getattr(last, key_field), str(last.pk)])
+    rows = page.items
     # The titles after, by primary key: joined into the search, the conversations' owner
     # filter (the app's, and row-level security's) sent the planner scanning every one.
     titles = dict(
@@ -322,7 +300,7 @@ def search_messages(
         )
         for row in rows
     ]
-    return Page(items=hits, next_cursor=next_cursor)
+    return Page(items=hits, next_cursor=page.next_cursor)
 
 
 def highlight(text: str, terms: list[str], *, width: int = SNIPPET_CHARS) -> str:

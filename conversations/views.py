@@ -25,6 +25,7 @@ from pydantic import ValidationError
 from accounts.preferences import get_user_settings
 from core.errors import NotFound, RateLimited, ServiceError
 from core.llm_catalog import list_models
+from core.pagination import Page
 from core.schemas import Text
 from knowledge.selectors import list_documents
 
@@ -146,7 +147,7 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
     """All conversations: search, filters, sorts, bulk actions, import."""
     filters, error, cursor = _list_filters(request)
     role = filters.pop("role")
-    page = search.Page(items=[], next_cursor=None)
+    page: Page[Conversation] = Page(items=[], next_cursor=None)
     if error is None:
         try:
             page = search.list_conversations(

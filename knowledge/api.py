@@ -5,13 +5,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Q
 from django.http import HttpRequest
 from ninja import File, Form, Query, Router, Schema, Status
 from ninja.files import UploadedFile
 from pydantic import Field
 
-from core.cursors import decode_keyset, encode_cursor
+from core.pagination import KeyField, SortKey, paginate
 from core.schemas import Text, errors
 
 from . import selectors, services
@@ -20,6 +19,7 @@ from .models import Document
 
 router = Router(tags=["documents"])
 CURSOR_KEY = "documents"
+NEWEST_FIRST = SortKey((KeyField("created_at", datetime),), descending=True)
 
 
 ERRORS = errors(400, 401, 404, 413, 422, 429)
@@ -93,21 +93,14 @@ def _document(document: Document) -> dict[str, Any]:
 @router.get("/documents", response={200: DocumentPage, **ERRORS})
 def list_documents(request: HttpRequest, filters: Query[DocumentFilters]):
     """List the user's documents, newest first."""
-    documents = selectors.list_documents(user=request.auth)
-    if filters.cursor:
-        created_at, last_id = decode_keyset(filters.cursor, key=CURSOR_KEY, kind=datetime)
-        documents = documents.filter(
-            Q(created_at__lt=created_at) | Q(created_at=created_at, id__lt=last_id)
-        )
-    page = list(documents.order_by("-created_at", "-id")[: filters.limit + 1])
-    more = len(page) > filters.limit
-    page = page[: filters.limit]
-    next_cursor = (
-        encode_cursor(key=CURSOR_KEY, values=[page[-1].created_at, str(page[-1].id)])
-        if more
-        else None
+    page = paginate(
+        selectors.list_documents(user=request.auth),
+        sort=NEWEST_FIRST,
+        cursor=filters.cursor,
+        limit=filters.limit,
+        key=CURSOR_KEY,
     )
-    return {"items": [_document(d) for d in page], "next_cursor": next_cursor}
+    return {"items": [_document(d) for d in page.items], "next_cursor": page.next_cursor}
 
 
 @router.post("/documents", response={201: DocumentOut, **ERRORS})

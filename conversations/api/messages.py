@@ -43,6 +43,10 @@ def list_messages(
     conversation = selectors.get_conversation_for_user(
         user=request.auth, conversation_id=conversation_id
     )
+    # Not core.pagination: SPEC makes this cursor a bare sequence number, interchangeable
+    # with `after` (unique per conversation, so no id tiebreak), not an opaque keyed one;
+    # a `before`-only page reads backwards and has no next cursor; and the rows are a branch
+    # path, dressed with siblings and feedback (branches.list_messages), not one queryset.
     after, before, limit, cursor = params.after, params.before, params.limit, params.cursor
     if cursor is not None:
         if not cursor.isdigit() or int(cursor) > MAX_SEQ:
