@@ -8,7 +8,7 @@ from django.http import HttpRequest
 from ninja import Field, Router, Schema
 from pydantic import StrictBool
 
-from core.schemas import Input, Text, errors
+from core.schemas import Input, ModelId, Text, errors
 
 from .preferences import (
     INSTRUCTIONS_MAX_CHARS,
@@ -21,7 +21,6 @@ router = Router(tags=["settings"])
 
 
 ERRORS = errors(400, 401, 422, 429)
-ModelId = Annotated[Text, Field(max_length=100)]
 
 
 class UserSettingsOut(Schema):

@@ -6,6 +6,8 @@ from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
+from core.schemas import MODEL_ID_MAX_LENGTH
+
 
 class ApiToken(models.Model):
     owner = models.ForeignKey(
@@ -36,7 +38,9 @@ class UserSettings(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="chat_settings"
     )
     # Blank = the site's default model (CHAT_MODEL).
-    default_model = models.CharField(_("default model"), max_length=100, blank=True, default="")
+    default_model = models.CharField(
+        _("default model"), max_length=MODEL_ID_MAX_LENGTH, blank=True, default=""
+    )
     # Added to the instructions of every conversation of this user.
     custom_instructions = models.TextField(_("custom instructions"), blank=True, default="")
     # Memories across conversations: recalled into every request and saved by the agent.

@@ -9,8 +9,9 @@
    each with `remember`), asked in a new conversation B; another user told the same
    words with other values.
 
-Recall ranks with the app's own keyword search (memories/ranking.py, the functions the
-database-backed recall uses after its query); memories live in LangGraph's InMemoryStore.
+Recall ranks with the app's own keyword search (text/ranking.py, memories/ranking.py: the
+functions the database-backed recall uses after its query); memories live in LangGraph's
+InMemoryStore.
 
 Everything runs against tests/support/fake_openai.py through the real ChatOpenAI.
 Run: uv run python bench/agent_calls.py
@@ -41,7 +42,7 @@ from agent.runner import Turn
 from agent.state import AgentContext, Question
 from agent.threads import ThreadRef
 from knowledge.embeddings import BundledEmbedder
-from memories.ranking import choose_memories, select_recalled
+from memories.ranking import choose_memories
 from tests.support.fake_openai import (
     FakeOpenAI,
     Reply,
@@ -50,6 +51,7 @@ from tests.support.fake_openai import (
     forced_tool,
     message_texts,
 )
+from text.ranking import select_recalled
 
 SEED_TABLE = {"simple_chat": 2, "tool": 3, "rag": 2, "long_conversation": 3, "rag_tool": 3}
 FACTS = {

@@ -71,7 +71,7 @@ async def measure() -> dict[str, object]:
     from conversations import branches, services
     from conversations.models import Message
     from conversations.realtime.hub import aclose_hub, get_hub
-    from conversations.replies import start_reply
+    from conversations.replies import Ask, start_reply
     from core import rls
 
     user = await sync_to_async(get_user_model().objects.create_user)("bench", password="x")
@@ -81,12 +81,12 @@ async def measure() -> dict[str, object]:
         conversation = await sync_to_async(services.create_conversation)(user=user, title="Long")
         hub = get_hub()
 
-        async def timed(**ask) -> tuple[float, Message]:
+        async def timed(ask: Ask) -> tuple[float, Message]:
             sink = FirstToken()
             await hub.join(conversation.id, sink)
             started = time.perf_counter()
             reply = await (
-                await start_reply(user=user, conversation_id=conversation.id, **ask)
+                await start_reply(user=user, ask=ask, conversation_id=conversation.id)
             ).assistant_message()
             await hub.flushed(conversation.id)
             await hub.leave(conversation.id, sink)
@@ -98,7 +98,7 @@ async def measure() -> dict[str, object]:
         reply = None
         for n in range(TURNS):
             ms, reply = await timed(
-                content=f"Message {n}: the weather, plans and a number {n * 7}."
+                Ask.send(f"Message {n}: the weather, plans and a number {n * 7}.")
             )
             turn_ms.append(ms)
         build_s = time.perf_counter() - built
@@ -108,17 +108,17 @@ async def measure() -> dict[str, object]:
 
         send, regenerate_last = [], []
         for n in range(SAMPLES):  # alternated, so drift hits both alike
-            ms, reply = await timed(content=f"One more question, number {n}.")
+            ms, reply = await timed(Ask.send(f"One more question, number {n}."))
             send.append(ms)
-            ms, reply = await timed(kind="regenerate", message_id=reply.pk)
+            ms, reply = await timed(Ask.regenerate(reply.pk))
             regenerate_last.append(ms)
         regenerate_early, regenerate_middle = [], []
         leaf = reply.pk
         for _ in range(SAMPLES):
-            ms, _early = await timed(kind="regenerate", message_id=second.pk)
+            ms, _early = await timed(Ask.regenerate(second.pk))
             regenerate_early.append(ms)
             await sync_to_async(branches.switch_branch)(user=user, message_id=leaf)
-            ms, _middle = await timed(kind="regenerate", message_id=middle.pk)
+            ms, _middle = await timed(Ask.regenerate(middle.pk))
             regenerate_middle.append(ms)
             await sync_to_async(branches.switch_branch)(user=user, message_id=leaf)
     await aclose_hub()

@@ -403,10 +403,10 @@ def summary_line(variant: Variant, turns: int, truncated: bool, database: str) -
 
 async def run_turn(user: Any, conversation_id: Any, text: str) -> tuple[float, Any]:
     """Send `text` as the API does and wait for the stored reply; return (ms, reply)."""
-    from conversations.replies.orchestrator import start_reply
+    from conversations.replies import Ask, start_reply
 
     started = time.perf_counter()
-    begun = await start_reply(user=user, conversation_id=conversation_id, content=text)
+    begun = await start_reply(user=user, ask=Ask.send(text), conversation_id=conversation_id)
     reply = await begun.assistant_message()
     return (time.perf_counter() - started) * 1000, reply
 

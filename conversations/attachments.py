@@ -31,7 +31,6 @@ from .models import Attachment, Message
 from .selectors import get_conversation_for_user, owned_by
 from .serializers import attachment_to_dict
 
-MAX_PER_MESSAGE = 10
 IMAGE_FORMATS = {"PNG": "image/png", "JPEG": "image/jpeg", "WEBP": "image/webp", "GIF": "image/gif"}
 DOCUMENT_TYPES = {".txt": "text/plain", ".md": "text/markdown", ".pdf": "application/pdf"}
 VISION_MAX_SIDE = 1568  # what vision models take without cutting detail (and not much more)
@@ -119,18 +118,6 @@ def get_for_user(*, user: Any, attachment_id: Any) -> Attachment:
     if found is None:
         raise NotFound("Attachment not found.")
     return found
-
-
-def clean_ids(ids: Any) -> list[Any]:
-    """Return a send's attachment ids as UUIDs (≤ MAX_PER_MESSAGE, distinct), or Invalid."""
-    if ids is None:
-        return []
-    if not isinstance(ids, list) or len(ids) > MAX_PER_MESSAGE:
-        raise Invalid(f"attachments must be a list of at most {MAX_PER_MESSAGE} ids.")
-    parsed = [parse_uuid(i) for i in ids]
-    if any(p is None for p in parsed) or len(set(parsed)) != len(parsed):
-        raise Invalid("attachments must hold distinct attachment ids.")
-    return parsed
 
 
 def claim(*, conversation_id: Any, user: Any, ids: list[Any], message: Message) -> list[Attachment]:

@@ -40,15 +40,15 @@ from .realtime.frames import (
 )
 from .realtime.hub import get_hub
 from .realtime.ratelimit import acheck_rate
-from .replies import start_reply, stop_reply, sync_state
+from .replies import Ask, start_reply, stop_reply, sync_state
 from .replies.recovery import arecover_if_stale
 from .replies.watchdog import ensure_watchdog
 from .selectors import aget_conversation_for_user
 
 logger = logging.getLogger(__name__)
 
-_live_tokens = db_async(live_token_ids)
-_switch = db_async(switch_branch)
+_alive_token_ids = db_async(live_token_ids)
+_aswitch_branch = db_async(switch_branch)
 
 # Far above the longest message (MESSAGE_MAX_CHARS, even JSON-escaped), far below Daphne's
 # 1 MiB frame limit: anything longer is answered `too_long`, the socket stays open.
@@ -196,47 +196,32 @@ class ConversationConsumer(ScopedConsumer):
         """`message.send`: store the message and start the reply."""
         if not await self.still_authorized():
             return
-        await start_reply(
-            user=self.user,
-            conversation_id=self.conversation_id,
-            content=frame.content,
-            client_id=frame.client_id,
-            confirm_sensitive=frame.confirm_sensitive,
-            attachments=frame.attachments,
-            on_error=self.send_frame,
-        )
+        await self._start(Ask(message=frame))
 
     async def regenerate(self, frame: MessageRegenerateFrame) -> None:
         """`message.regenerate`: answer that message's question again (a new sibling)."""
         if await self.still_authorized():
-            await self._start(kind="regenerate", message_id=frame.message_id, model=frame.model)
+            await self._start(Ask.regenerate(frame.message_id, model=frame.model))
 
     async def edit(self, frame: MessageEditFrame) -> None:
         """`message.edit`: a new version of one of the user's messages, and its reply."""
         if await self.still_authorized():
-            await self._start(
-                kind="edit",
-                message_id=frame.message_id,
-                content=frame.content,
-                client_id=frame.client_id,
-                confirm_sensitive=frame.confirm_sensitive,
-                attachments=frame.attachments,
-            )
+            await self._start(Ask("edit", frame, frame.message_id))
 
     async def continue_reply(self, frame: MessageContinueFrame) -> None:
         """`message.continue`: go on from a cut-off reply (a new sibling, whole text)."""
         if await self.still_authorized():
-            await self._start(kind="continue", message_id=frame.message_id)
+            await self._start(Ask.continue_from(frame.message_id))
 
     async def switch(self, frame: BranchSwitchFrame) -> None:
         """`branch.switch`: every socket gets `conversation.updated` with the new leaf."""
-        await _switch(
+        await _aswitch_branch(
             user=self.user, message_id=frame.message_id, conversation_id=self.conversation_id
         )
 
-    async def _start(self, **ask: Any) -> None:
+    async def _start(self, ask: Ask) -> None:
         await start_reply(
-            user=self.user, conversation_id=self.conversation_id, on_error=self.send_frame, **ask
+            user=self.user, ask=ask, conversation_id=self.conversation_id, on_error=self.send_frame
         )
 
     async def stop_generation(self, frame: GenerationStopFrame) -> None:
@@ -269,7 +254,7 @@ class ConversationConsumer(ScopedConsumer):
 
     async def still_authorized(self) -> bool:
         """Say whether the socket's API token still holds; close it (4401) if not."""
-        if self.token_id is None or self.token_id in await _live_tokens({self.token_id}):
+        if self.token_id is None or self.token_id in await _alive_token_ids({self.token_id}):
             return True
         await self.close_with(CLOSE_NOT_LOGGED_IN)
         return False

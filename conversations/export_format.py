@@ -45,17 +45,23 @@ class ExportedAttachment(Input):
 
 
 class ExportedMessage(Input):
-    """One message of an export file (as `exports` writes it)."""
+    """One message of an export file: exports write it from a row (`of`), imports read
+    it; METADATA are the fields only an export with metadata carries."""
 
+    METADATA: ClassVar[frozenset[str]] = frozenset(
+        {"model", "tokens_used", "finish_reason", "metadata", "feedback"}
+    )
+
+    id: Text | None = Field(None, max_length=100, description="a new id is made; names it here")
+    parent_id: Text | None = Field(
+        None, max_length=100, description="the `id` of an earlier message of the file"
+    )
     sequence_number: int = Field(..., ge=1, le=MAX_SEQUENCE, strict=True)
     role: Literal["user", "assistant", "system"]
     content: Text | None = Field("", max_length=MAX_CONTENT_CHARS)
     parts: list[JsonObject] = Field(default_factory=list, max_length=MAX_PARTS)
     created_at: Time | None = None
-    id: Text | None = Field(None, max_length=100, description="a new id is made; names it here")
-    parent_id: Text | None = Field(
-        None, max_length=100, description="the `id` of an earlier message of the file"
-    )
+    attachments: list[ExportedAttachment] = Field(default_factory=list, max_length=10)
     model: Text | None = Field("", max_length=100)
     tokens_used: int | None = Field(
         None, ge=0, le=MAX_SEQUENCE, strict=True, description="none given: estimated, and marked"
@@ -63,7 +69,21 @@ class ExportedMessage(Input):
     finish_reason: FinishReason | None = None
     metadata: JsonObject | None = None
     feedback: ExportedFeedback | None = None
-    attachments: list[ExportedAttachment] = Field(default_factory=list, max_length=10)
+
+    @classmethod
+    def of(cls, row: dict[str, Any], *, include_metadata: bool) -> dict[str, Any]:
+        """Return the export's object for a message row (`exports.iter_message_rows`)."""
+        data = {
+            name: as_json(row.get(name))
+            for name in cls.model_fields
+            if include_metadata or name not in cls.METADATA
+        }
+        data["attachments"] = [
+            {key: a[key] for key in ExportedAttachment.model_fields} for a in row["attachments"]
+        ]
+        if include_metadata:
+            data["finish_reason"] = row["finish_reason"] or None  # stored blank: none
+        return data
 
     @model_validator(mode="after")
     def _typed_parts(self) -> ExportedMessage:

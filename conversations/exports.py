@@ -18,8 +18,9 @@ from typing import Any, Literal
 from django.utils import timezone
 from django.utils.http import content_disposition_header
 
-from .export_format import EXPORT_FORMAT, EXPORT_VERSION, ExportedConversation
+from .export_format import EXPORT_FORMAT, EXPORT_VERSION, ExportedConversation, ExportedMessage
 from .models import Attachment, Conversation, Message, MessageFeedback, metadata_says_estimated
+from .schemas import as_json
 from .serializers import attachment_to_dict
 from .tree import Tree, current_branch
 
@@ -134,40 +135,6 @@ def iter_export(
     return _iter_text(conversation, rows, include_metadata)
 
 
-def _iso(value: datetime | None) -> str | None:
-    return value.isoformat() if value else None
-
-
-def _id(value: Any) -> str | None:
-    return str(value) if value else None
-
-
-def _message_json(row: dict[str, Any], include_metadata: bool) -> dict[str, Any]:
-    data: dict[str, Any] = {
-        "id": str(row["id"]),
-        "parent_id": _id(row["parent_id"]),
-        "sequence_number": row["sequence_number"],
-        "role": row["role"],
-        "content": row["content"],
-        "parts": row["parts"],
-        "created_at": _iso(row["created_at"]),
-    }
-    if row.get("attachments"):
-        data["attachments"] = [
-            {key: a[key] for key in ("name", "kind", "content_type", "size_bytes")}
-            for a in row["attachments"]
-        ]
-    if include_metadata:
-        data |= {
-            "model": row["model"],
-            "tokens_used": row["tokens_used"],
-            "finish_reason": row["finish_reason"] or None,
-            "metadata": row["metadata"],
-            "feedback": row.get("feedback"),
-        }
-    return data
-
-
 def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
@@ -184,7 +151,11 @@ def _iter_json(
     }
     yield _dumps(head)[:-1] + ',"messages":['
     for index, row in enumerate(rows):
-        yield ("," if index else "") + "\n" + _dumps(_message_json(row, include_metadata))
+        yield (
+            ("," if index else "")
+            + "\n"
+            + _dumps(ExportedMessage.of(row, include_metadata=include_metadata))
+        )
     yield "\n]}\n"
 
 
@@ -196,7 +167,7 @@ def _iter_markdown(
         yield f"{conversation.description}\n\n"
     if include_metadata:
         yield (
-            f"- Created: {_iso(conversation.created_at)}\n- Status: {conversation.status}\n"
+            f"- Created: {as_json(conversation.created_at)}\n- Status: {conversation.status}\n"
             f"- Messages: {conversation.message_count}\n"
             f"- Tokens: {conversation.total_tokens_used}\n\n"
         )
@@ -205,7 +176,7 @@ def _iter_markdown(
     yield "---\n\n"
     for row in rows:
         label = ROLE_LABELS.get(row["role"], row["role"])
-        yield f"### {label} · {_iso(row['created_at'])}\n\n{row['content']}\n\n"
+        yield f"### {label} · {as_json(row['created_at'])}\n\n{row['content']}\n\n"
         if row.get("attachments"):
             names = ", ".join(a["name"] for a in row["attachments"])
             yield f"*Attachments: {names}*\n\n"
@@ -246,7 +217,7 @@ def _iter_text(
     yield f"{conversation.title or 'Conversation'}\n{'=' * 40}\n\n"
     if include_metadata:
         yield (
-            f"Created: {_iso(conversation.created_at)}  Status: {conversation.status}  "
+            f"Created: {as_json(conversation.created_at)}  Status: {conversation.status}  "
             f"Messages: {conversation.message_count}  Tokens: {conversation.total_tokens_used}\n\n"
         )
     if conversation.summary:

@@ -15,7 +15,7 @@ from core.errors import NotFound
 from . import events, threads
 from .models import TITLE_MAX_LENGTH, Conversation, Message
 from .selectors import get_conversation_for_user, get_message_for_user
-from .services import _clean_title, recount
+from .services import recount
 from .tree import Tree
 
 logger = logging.getLogger(__name__)
@@ -45,7 +45,7 @@ def fork_conversation(
         raise NotFound("Message not found.")
     fork = Conversation.objects.create(
         created_by=user,
-        title=_clean_title(title) if title else fork_title(source.title or "Conversation"),
+        title=title or fork_title(source.title or "Conversation"),
         description=source.description,
         project=source.project,
         service_id=source.service_id,

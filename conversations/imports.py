@@ -167,7 +167,7 @@ def store_conversation(*, user: Any, export: ExportFile) -> Conversation:
     conversation = Conversation.objects.create(
         created_by=user,
         status=Conversation.Status.SUMMARIZED if header.summary else Conversation.Status.ACTIVE,
-        title=" ".join((header.title or "").split()),
+        title=header.title or "",
         description=header.description or "",
         service_id=header.service_id or "",
         summary=header.summary or "",

@@ -47,15 +47,6 @@ def messages_matching(
     )
 
 
-def messages_mentioning(words: list[str]) -> RawSQL:
-    """Return a subquery of the ids of the messages, in the listed conversations of the user
-    in scope, that hold every one of `words` as a substring."""
-    return RawSQL(
-        "SELECT id FROM conversations_message_matches(%s::text[], %s::text[])",
-        ([like_pattern(w) for w in words], [None] * len(words)),
-    )
-
-
 def recent_messages_holding(*, conversation_id: Any, words: list[str], limit: int) -> RawSQL:
     """Return a subquery of the ids of the `limit` newest user and assistant messages of one
     of the user's conversations that hold a word starting with one of `words` (words that

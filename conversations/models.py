@@ -10,11 +10,13 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from core.schemas import MODEL_ID_MAX_LENGTH
+
 TITLE_MAX_LENGTH = 200
+PROJECT_NAME_MAX_LENGTH = 100
 INSTRUCTIONS_MAX_CHARS = 8000
 DESCRIPTION_MAX_LENGTH = 10_000
 SERVICE_ID_MAX_LENGTH = 100
-MODEL_ID_MAX_LENGTH = 100
 # A message's, an attachment's, a client's id as the API and the frames accept them.
 ID_MAX_LENGTH = 100
 MAX_ATTACHMENTS = 10
@@ -27,7 +29,7 @@ class Project(models.Model):
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="projects"
     )
-    name = models.CharField(_("name"), max_length=100)
+    name = models.CharField(_("name"), max_length=PROJECT_NAME_MAX_LENGTH)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -57,7 +59,9 @@ class Conversation(models.Model):
     project = models.ForeignKey(
         Project, null=True, blank=True, on_delete=models.SET_NULL, related_name="conversations"
     )
-    service_id = models.CharField(_("service"), max_length=100, blank=True, default="")
+    service_id = models.CharField(
+        _("service"), max_length=SERVICE_ID_MAX_LENGTH, blank=True, default=""
+    )
     status = models.CharField(
         _("status"), max_length=16, choices=Status.choices, default=Status.ACTIVE
     )
@@ -93,7 +97,7 @@ class Conversation(models.Model):
         max_length=16, choices=TitleSource.choices, default=TitleSource.USER
     )
     # SPEC: Models and instructions. Blank model = the owner's default, else the site's.
-    model = models.CharField(_("model"), max_length=100, blank=True, default="")
+    model = models.CharField(_("model"), max_length=MODEL_ID_MAX_LENGTH, blank=True, default="")
     system_prompt = models.TextField(_("system prompt"), blank=True, default="")
     temperature = models.FloatField(_("temperature"), null=True, blank=True)
     # Shown first in the sidebar (SPEC: The shell and the landing).
@@ -161,7 +165,7 @@ class Message(models.Model):
     role = models.CharField(max_length=16, choices=Role.choices)
     content = models.TextField(blank=True)
     parts = models.JSONField(default=list, blank=True)
-    model = models.CharField(max_length=100, blank=True)
+    model = models.CharField(max_length=MODEL_ID_MAX_LENGTH, blank=True)
     tokens_used = models.PositiveIntegerField(default=0)
     finish_reason = models.CharField(
         max_length=16, choices=FinishReason.choices, blank=True, default=""
@@ -175,7 +179,7 @@ class Message(models.Model):
         "self", null=True, blank=True, on_delete=models.DO_NOTHING, related_name="children"
     )
     # NULL, not "", when unset: the unique (conversation, client_id) constraint ignores NULLs.
-    client_id = models.CharField(max_length=100, null=True, blank=True)  # noqa: DJ001
+    client_id = models.CharField(max_length=ID_MAX_LENGTH, null=True, blank=True)  # noqa: DJ001
     # The reply run that wrote it (its question, or the reply itself): the trace id in logs.
     run_id = models.UUIDField(null=True, blank=True, db_index=True)
     created_by = models.ForeignKey(

@@ -6,23 +6,10 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
-from core.errors import Conflict, Invalid
+from core.errors import Conflict
 
 from .models import Project
 from .selectors import get_project_for_user
-
-NAME_MAX_LENGTH = 100
-
-
-def _clean_name(name: Any) -> str:
-    if not isinstance(name, str):
-        raise Invalid("Name must be a string.")
-    name = " ".join(name.split())
-    if not name:
-        raise Invalid("Give the project a name.")
-    if len(name) > NAME_MAX_LENGTH:
-        raise Invalid(f"Name is longer than {NAME_MAX_LENGTH} characters.")
-    return name
 
 
 def _save(project: Project) -> Project:
@@ -35,14 +22,15 @@ def _save(project: Project) -> Project:
 
 
 def create_project(*, user: Any, name: str) -> Project:
-    """Create a project of `user`; names are unique per user."""
-    return _save(Project(owner=user, name=_clean_name(name)))
+    """Create a project of `user` (`name`: typed at the edge, `ProjectName`); names are
+    unique per user."""
+    return _save(Project(owner=user, name=name))
 
 
 def rename_project(*, user: Any, project_id: Any, name: str) -> Project:
     """Rename one of the user's projects."""
     project = get_project_for_user(user=user, project_id=project_id)
-    project.name = _clean_name(name)
+    project.name = name
     return _save(project)
 
 

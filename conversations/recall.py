@@ -2,7 +2,7 @@
 
 When the user's message names something the kept messages and the summaries no longer
 hold, the branch's older messages holding those words are found with the project's own
-keyword search (memories.ranking) and go into the request verbatim. No model call.
+keyword search (text.ranking) and go into the request verbatim. No model call.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import uuid
 from typing import Any
 
 from core.db_async import db_async
-from memories.ranking import missing_concepts, select_recalled
+from text.ranking import missing_concepts, select_recalled
 
 from .models import Message
 from .search import any_word_starts

@@ -10,35 +10,58 @@ from datetime import datetime
 from typing import Annotated, Any
 
 from ninja import Schema
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
-from core.schemas import Input, Text
+from core.schemas import Input, ModelId, Text, one_line
 
 from .models import (
     DESCRIPTION_MAX_LENGTH,
     ID_MAX_LENGTH,
     INSTRUCTIONS_MAX_CHARS,
     MAX_ATTACHMENTS,
-    MODEL_ID_MAX_LENGTH,
+    PROJECT_NAME_MAX_LENGTH,
     SERVICE_ID_MAX_LENGTH,
     TITLE_MAX_LENGTH,
 )
 
-Title = Annotated[Text, Field(max_length=TITLE_MAX_LENGTH)]
+__all__ = ["ModelId"]  # a model's id is core's (user settings share it); re-exported here
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must hold more than spaces")
+    return value
+
+
+def _printable(value: str) -> str:
+    if not value.isprintable():
+        raise ValueError("must be printable characters")
+    return value
+
+
+def _distinct(values: list[uuid.UUID]) -> list[uuid.UUID]:
+    if len(set(values)) != len(values):
+        raise ValueError("must not name an attachment twice")
+    return values
+
+
+Title = one_line(max_length=TITLE_MAX_LENGTH)
+ProjectName = one_line(max_length=PROJECT_NAME_MAX_LENGTH, min_length=1)
 Description = Annotated[Text, Field(max_length=DESCRIPTION_MAX_LENGTH)]
 ServiceId = Annotated[Text, Field(max_length=SERVICE_ID_MAX_LENGTH)]
-ModelId = Annotated[
-    Text,
-    Field(
-        max_length=MODEL_ID_MAX_LENGTH, description="an id GET /models lists; blank: the default"
-    ),
-]
 SystemPrompt = Annotated[Text, Field(max_length=INSTRUCTIONS_MAX_CHARS)]
 Temperature = Annotated[float, Field(ge=0, le=2, allow_inf_nan=False, strict=True)]
-# Ids of rows the client names (messages, attachments) and the client's own message id.
+# A message's words; its length against MESSAGE_MAX_CHARS (a setting, answered with
+# `too_long`) is the reply orchestrator's to judge.
+MessageText = Annotated[Text, AfterValidator(_not_blank)]
+# Ids of rows the client names (messages) and the client's own message id.
 ObjectId = Annotated[Text, Field(min_length=1, max_length=ID_MAX_LENGTH)]
-ClientId = Annotated[Text, Field(min_length=1, max_length=ID_MAX_LENGTH)]
-AttachmentIds = Annotated[list[ObjectId], Field(max_length=MAX_ATTACHMENTS)]
+ClientId = Annotated[
+    Text, Field(min_length=1, max_length=ID_MAX_LENGTH), AfterValidator(_printable)
+]
+AttachmentIds = Annotated[
+    list[uuid.UUID], Field(max_length=MAX_ATTACHMENTS), AfterValidator(_distinct)
+]
 # Store a message although it holds sensitive information (after a `sensitive` error).
 ConfirmSensitive = Annotated[bool, Field(strict=True)]
 
@@ -48,7 +71,7 @@ class MessageIn(Input):
     `type`, the socket's frame. Its length against MESSAGE_MAX_CHARS is the reply
     orchestrator's to judge (`too_long`, a setting)."""
 
-    content: Text
+    content: MessageText
     client_id: ClientId | None = None
     confirm_sensitive: ConfirmSensitive = Field(
         False, description="store it although it holds sensitive information"

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
+from django.contrib.auth import get_user_model
 from django.db import connection
 from django.db.models import FloatField, Lookup, Q, QuerySet
 from django.db.models.expressions import RawSQL
@@ -144,11 +145,11 @@ def _all_terms_match(field: str, terms: list[str]) -> Q:
     return condition
 
 
-def _owned_conversation_ids(user: Any) -> list[Any]:
+def _owned_conversation_ids(user: Any, *, but: Any = None) -> list[Any]:
     # Fetched first so the planner walks the owner's messages by conversation (a few
     # thousand rows) instead of scanning every user's messages with ILIKE; on PostgreSQL
     # it is the app's own owner filter, beside the search function's.
-    return list(listed_by(user).values_list("id", flat=True))
+    return list(listed_by(user).exclude(pk=but).values_list("id", flat=True))
 
 
 def _messages_with_term(user: Any, term: str) -> Any:
@@ -226,15 +227,17 @@ def search_messages(
     role: str | None = None,
     after: datetime | None = None,
     before: datetime | None = None,
+    exclude_conversation_id: Any = None,
 ) -> Page:
     """Return the user's messages that match every term of `q` (none of a temporary
-    conversation), best first, with snippets; only `role`'s, written in [`after`,
-    `before`) when given."""
+    conversation, nor of `exclude_conversation_id`), best first, with snippets; only
+    `role`'s, written in [`after`, `before`) when given."""
     terms = split_terms(q or "")
     if not terms:
         raise Invalid("Give a search term (q).")
     limit = max(1, min(int(limit), MAX_LIMIT))
-    qs = Message.objects.filter(conversation_id__in=_owned_conversation_ids(user))
+    owned = _owned_conversation_ids(user, but=exclude_conversation_id)
+    qs = Message.objects.filter(conversation_id__in=owned)
     if _is_postgres():
         qs = qs.filter(pk__in=messages_matching(terms))
     else:
@@ -301,6 +304,34 @@ def search_messages(
         for row in rows
     ]
     return Page(items=hits, next_cursor=page.next_cursor)
+
+
+def search_other_conversations(
+    *, user_id: Any, query: str, exclude_conversation_id: Any, limit: int = 5
+) -> list[dict[str, Any]]:
+    """Return the agent's `search_conversations` results: the search people use (every
+    word, best first), over the user's conversations but the one it answers in; snippets
+    as plain text."""
+    terms = " ".join(query.split()[:MAX_TERMS])[:MAX_QUERY_CHARS]
+    if not terms:
+        return []
+    user = get_user_model()(pk=user_id)
+    hits = search_messages(
+        user=user, q=terms, limit=limit, exclude_conversation_id=exclude_conversation_id
+    ).items
+    return [
+        {
+            "conversation_id": hit.conversation_id,
+            "title": hit.conversation_title,
+            "snippet": html.unescape(MARKS.sub("", hit.snippet)),
+            "role": hit.role,
+            "created_at": hit.created_at.isoformat(),
+        }
+        for hit in hits
+    ]
+
+
+MARKS = re.compile("</?mark>")
 
 
 def highlight(text: str, terms: list[str], *, width: int = SNIPPET_CHARS) -> str:

@@ -13,12 +13,10 @@ from django.db.models.functions import Cast
 from django.db.models.lookups import Contains
 
 from accounts.models import UserSettings
-from core import rls
 from core.errors import NotFound
 from core.ids import parse_uuid
 from knowledge.models import DocumentChunk
 
-from .matching import messages_mentioning
 from .models import Attachment, Conversation, Message, MessageFeedback, Project
 from .serializers import attachment_to_dict
 
@@ -212,36 +210,6 @@ def list_forks(*, conversation: Conversation) -> list[dict[str, str]]:
     """Return the ids and titles of a conversation's direct forks, oldest first."""
     rows = conversation.forks.order_by("created_at", "id").values_list("id", "title")
     return [{"id": str(pk), "title": title} for pk, title in rows]
-
-
-def search_messages_for_agent(
-    *, user_id: int, query: str, exclude_conversation_id: Any, limit: int = 5
-) -> list[dict[str, Any]]:
-    """Return the user's messages in other conversations that mention `query`."""
-    words = [w for w in query.split() if len(w) > 1][:5] or [query.strip()]
-    # A temporary conversation's messages are never recalled elsewhere.
-    rows = Message.objects.filter(
-        conversation__created_by_id=user_id, conversation__temporary=False
-    ).exclude(conversation_id=exclude_conversation_id)
-    if connection.vendor == "postgresql":
-        rows = rows.filter(pk__in=messages_mentioning(words))  # the trigram index, under RLS
-    else:
-        for word in words:
-            rows = rows.filter(content__icontains=word)
-    rows = rows.select_related("conversation").order_by("-created_at")[:limit]
-    with rls.narrowed_to(user_id):  # the search function reads the scope's user
-        rows = list(rows)
-    return [
-        {
-            "conversation_id": str(m.conversation_id),
-            "title": m.conversation.title,
-            "snippet": m.content[:300],
-            "role": m.role,
-            "content": m.content[:500],
-            "created_at": m.created_at.isoformat(),
-        }
-        for m in rows
-    ]
 
 
 def existing_conversation_titles(*, user: Any, ids: list[Any]) -> dict[str, str]:

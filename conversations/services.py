@@ -18,10 +18,6 @@ from core.llm_catalog import check_model
 
 from . import events, threads
 from .models import (
-    DESCRIPTION_MAX_LENGTH,
-    INSTRUCTIONS_MAX_CHARS,
-    SERVICE_ID_MAX_LENGTH,
-    TITLE_MAX_LENGTH,
     TOKENS_ESTIMATED,
     Conversation,
     Message,
@@ -44,38 +40,7 @@ EDITABLE_FIELDS = {
 AUTO_TITLE_MAX_LENGTH = 60
 
 
-def _clean_title(title: Any) -> str:
-    if not isinstance(title, str):
-        raise Invalid("Title must be a string.")
-    title = " ".join(title.split())
-    if len(title) > TITLE_MAX_LENGTH:
-        raise Invalid(f"Title is longer than {TITLE_MAX_LENGTH} characters.")
-    return title
-
-
-def _clean_text(value: Any, *, field: str, max_length: int) -> str:
-    if not isinstance(value, str):
-        raise Invalid(f"{field} must be a string.")
-    if len(value) > max_length:
-        raise Invalid(f"{field} is longer than {max_length} characters.")
-    return value
-
-
-def _clean_temperature(value: Any) -> float | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 2:
-        raise Invalid("Temperature must be a number from 0 to 2, or null for the default.")
-    return float(value)
-
-
-def _clean_model(value: Any) -> str:
-    if not isinstance(value, str):
-        raise Invalid("Model must be a string (blank: the default model).")
-    return check_model(value.strip())
-
-
-def _clean_project(*, user: Any, project: Any) -> Project | None:
+def _project_of(*, user: Any, project: Any) -> Project | None:
     if project is None or project == "":
         return None
     if isinstance(project, Project):
@@ -100,21 +65,21 @@ def create_conversation(
     temperature: float | None = None,
     temporary: bool = False,
 ) -> Conversation:
-    """Create a conversation owned by `user` (`temporary`: see conversations/temporary.py)."""
+    """Create a conversation owned by `user` (`temporary`: see conversations/temporary.py).
+
+    The fields come typed from the edge (`ConversationCreateIn`); judged here are the
+    domain's rules: the model is on offer, the project is the user's.
+    """
     conversation = Conversation.objects.create(
         created_by=user,
-        temporary=temporary is True,
-        model=_clean_model(model),
-        system_prompt=_clean_text(
-            system_prompt, field="System prompt", max_length=INSTRUCTIONS_MAX_CHARS
-        ),
-        temperature=_clean_temperature(temperature),
-        title=_clean_title(title),
-        description=_clean_text(
-            description, field="Description", max_length=DESCRIPTION_MAX_LENGTH
-        ),
-        project=_clean_project(user=user, project=project),
-        service_id=_clean_text(service_id, field="service_id", max_length=SERVICE_ID_MAX_LENGTH),
+        temporary=temporary,
+        model=check_model(model),
+        system_prompt=system_prompt,
+        temperature=temperature,
+        title=title,
+        description=description,
+        project=_project_of(user=user, project=project),
+        service_id=service_id,
     )
     events.send_conversation_on_commit(conversation)
     return conversation
@@ -123,42 +88,17 @@ def create_conversation(
 @transaction.atomic
 def update_conversation(*, conversation: Conversation, **changes: Any) -> Conversation:
     """Change title, description, status, project, service_id, model, system prompt,
-    temperature or pinned; validate all first. Pinning alone leaves `updated_at` (the
+    temperature or pinned (typed at the edge: `ConversationPatchIn`); the model must be on
+    offer and the project the owner's. Pinning alone leaves `updated_at` (the
     conversation's place among the recent ones) as it is."""
     unknown = set(changes) - EDITABLE_FIELDS
     if unknown:
         raise Invalid(f"Unknown field: {', '.join(sorted(unknown))}.")
-    cleaned: dict[str, Any] = {}
-    if "title" in changes:
-        cleaned["title"] = _clean_title(changes["title"])
-    if "description" in changes:
-        cleaned["description"] = _clean_text(
-            changes["description"], field="Description", max_length=DESCRIPTION_MAX_LENGTH
-        )
-    if "service_id" in changes:
-        cleaned["service_id"] = _clean_text(
-            changes["service_id"], field="service_id", max_length=SERVICE_ID_MAX_LENGTH
-        )
+    cleaned = dict(changes)
     if "model" in changes:
-        cleaned["model"] = _clean_model(changes["model"])
-    if "system_prompt" in changes:
-        cleaned["system_prompt"] = _clean_text(
-            changes["system_prompt"], field="System prompt", max_length=INSTRUCTIONS_MAX_CHARS
-        )
-    if "temperature" in changes:
-        cleaned["temperature"] = _clean_temperature(changes["temperature"])
-    if "pinned" in changes:
-        if not isinstance(changes["pinned"], bool):
-            raise Invalid("pinned must be true or false.")
-        cleaned["pinned"] = changes["pinned"]
-    if "status" in changes:
-        if changes["status"] not in Conversation.Status.values:
-            raise Invalid(f"Unknown status; use one of: {', '.join(Conversation.Status.values)}.")
-        cleaned["status"] = changes["status"]
+        cleaned["model"] = check_model(changes["model"])
     if "project" in changes:
-        cleaned["project"] = _clean_project(
-            user=conversation.created_by, project=changes["project"]
-        )
+        cleaned["project"] = _project_of(user=conversation.created_by, project=changes["project"])
     if "title" in cleaned:
         cleaned["title_source"] = Conversation.TitleSource.USER
     if cleaned.get("status") == Conversation.Status.ARCHIVED != conversation.status:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from asgiref.sync import sync_to_async
 from django.conf import settings
 
 from accounts.models import UserSettings
@@ -33,6 +32,7 @@ from . import threads as conversation_threads
 from .attachments import image_data_url
 from .models import TOKENS_ESTIMATED, Attachment, Conversation, Message
 from .recall import branch_recall
+from .search import search_other_conversations
 
 SEARCH_RESULT_LIMIT = 5
 
@@ -68,15 +68,15 @@ def build_agent_config(
 def _search_other_conversations(user_id: int, exclude_id: uuid.UUID):
     """Return the `search_conversations` tool's backend for one user."""
 
-    @sync_to_async
-    def search(query: str, k: int = SEARCH_RESULT_LIMIT) -> list[dict[str, Any]]:
-        from .selectors import search_messages_for_agent
-
-        return search_messages_for_agent(
+    async def search(query: str, k: int = SEARCH_RESULT_LIMIT) -> list[dict[str, Any]]:
+        return await _asearch_other_conversations(
             user_id=user_id, query=query, exclude_conversation_id=exclude_id, limit=k
         )
 
     return search
+
+
+_asearch_other_conversations = db_async(search_other_conversations, close_serial=False)
 
 
 def _knowledge_for(user_id: int, scope: Any = None):
@@ -231,7 +231,7 @@ def reply_fields(finished: FinishedEvent, *, continues: Message | None = None) -
     }
 
 
-_has_documents = db_async(user_has_documents, close_serial=False)
+_auser_has_documents = db_async(user_has_documents, close_serial=False)
 
 
 async def _owner_has_documents(conversation: Conversation) -> bool:
@@ -239,4 +239,4 @@ async def _owner_has_documents(conversation: Conversation) -> bool:
     known = getattr(conversation, "owner_has_documents", None)
     if known is not None:
         return bool(known)
-    return await _has_documents(conversation.created_by_id, conversation.pk)
+    return await _auser_has_documents(conversation.created_by_id, conversation.pk)

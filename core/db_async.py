@@ -6,6 +6,10 @@ queries. PostgreSQL serves several connections at once (Django's pool), so where
 would pick that one process-wide thread, these calls use a small pool of threads. Where
 asgiref has a better thread (a sync caller above, as with the test client, or a request's
 thread-sensitive context) and on SQLite (one writer), they behave exactly as before.
+
+Naming (one rule): the async twin of a database function `f` is `af` = `db_async(f)`,
+defined next to `f` when others await it (`memories.services.arecall_memories`), or
+`_af` at the top of the one module that does (`_aclaim_reply` in the orchestrator).
 """
 
 from __future__ import annotations

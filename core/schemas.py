@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from ninja import Schema
-from pydantic import AfterValidator, ConfigDict
+from pydantic import AfterValidator, BeforeValidator, ConfigDict, Field
 
 MAX_JSON_DEPTH = 32
 
@@ -64,7 +64,32 @@ def storable_json(value: Any, _depth: int = 0) -> Any:
     return value
 
 
+def _collapse_whitespace(value: Any) -> Any:
+    return " ".join(value.split()) if isinstance(value, str) else value
+
+
+def one_line(*, max_length: int, min_length: int = 0) -> Any:
+    """Return the type of a one-line text field (a title, a name): runs of whitespace,
+    newlines included, become one space, then its length is checked."""
+    return Annotated[
+        str,
+        Field(min_length=min_length, max_length=max_length),
+        AfterValidator(storable_text),
+        BeforeValidator(_collapse_whitespace),
+    ]
+
+
 Text = Annotated[str, AfterValidator(storable_text)]
+# A model's id as GET /models lists it (a conversation's, a reply's, a user's default).
+MODEL_ID_MAX_LENGTH = 100
+ModelId = Annotated[
+    str,
+    Field(
+        max_length=MODEL_ID_MAX_LENGTH, description="an id GET /models lists; blank: the default"
+    ),
+    AfterValidator(storable_text),
+    BeforeValidator(lambda value: value.strip() if isinstance(value, str) else value),
+]
 Time = Annotated[datetime, AfterValidator(utc_time)]
 Json = Annotated[Any, AfterValidator(storable_json)]
 JsonObject = Annotated[dict[str, Any], AfterValidator(storable_json)]

@@ -4,10 +4,10 @@
 Each path ranks sections on its own: the keyword path by its score (full-text rank, IDF
 overlap, heading similarity), the dense path by the cosine of the question's vector and the
 chunk's (a keyword hit below KEYWORD_MIN_SCORE is left out). A section's fused score is
-Σ 1 / (RRF_K + rank) over the paths that found it, so a passage both find comes first, and
-one only the dense path finds (a paraphrase, a question in the other language) still comes.
-Every result says which paths found it (`found_by`) and how near its meaning was
-(`similarity`). Chunks not embedded yet are found by their words alone.
+Σ 1 / (RRF_K + rank) over the paths that found it (`text.ranking.fuse`), so a passage both
+find comes first, and one only the dense path finds (a paraphrase, a question in the other
+language) still comes. Every result says which paths found it (`found_by`) and how near its
+meaning was (`similarity`). Chunks not embedded yet are found by their words alone.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 
+from text.ranking import fuse
 from text.scoring import overlap_share, snippet
 from text.words import concepts
 
@@ -24,7 +25,6 @@ from .models import DocumentChunk
 from .retrieval import MAX_K, RetrievedChunk, passage_url
 from .retrieval import retrieve as keyword_retrieve
 
-RRF_K = 60
 # A keyword hit weaker than this does not take part: across languages the words path
 # finds only chance matches, which would push the meaning path's good ones down. Measured
 # (bench/crosslingual.py, bench/route_calibration.py): 0 → 0.363 cross-language recall@3 and
@@ -43,23 +43,22 @@ def retrieve(*, user_id: Any, query: str, k: int = 4, scope: Any = None) -> list
     k = max(1, min(int(k), MAX_K))
     by_words = keyword_retrieve(user_id=user_id, query=query, k=PER_PATH, scope=scope)
     by_meaning = _dense(user_id, query, scope)
-    fused: dict[tuple[str, int], dict[str, Any]] = {}
     by_words = [found for found in by_words if found["score"] >= KEYWORD_MIN_SCORE]
-    for rank, found in enumerate(by_words, start=1):
-        entry = fused.setdefault(_section(found), {"chunk": found, "fused": 0.0, "paths": []})
-        entry["fused"] += 1 / (RRF_K + rank)
-        entry["paths"].append("keyword")
-    for rank, found in enumerate(by_meaning, start=1):
-        entry = fused.setdefault(_section(found), {"chunk": found, "fused": 0.0, "paths": []})
-        entry["fused"] += 1 / (RRF_K + rank)
-        entry["paths"].append("dense")
-        entry["chunk"]["similarity"] = found["similarity"]
-    ranked = sorted(fused.values(), key=lambda e: (-e["fused"], e["chunk"]["document_id"]))
+    chunks: dict[tuple[str, int], RetrievedChunk] = {}
+    paths: dict[tuple[str, int], list[str]] = {}
+    for path, ranking in (("keyword", by_words), ("dense", by_meaning)):
+        for found in ranking:
+            chunk = chunks.setdefault(_section(found), found)
+            paths.setdefault(_section(found), []).append(path)
+            if path == "dense":
+                chunk["similarity"] = found["similarity"]
+    fused = fuse([_section(found) for found in ranking] for ranking in (by_words, by_meaning))
+    ranked = sorted(fused, key=lambda key: (-fused[key], chunks[key]["document_id"]))
     results = []
-    for entry in ranked[:k]:
-        chunk = entry["chunk"]
-        chunk["fused"] = round(entry["fused"], 6)
-        chunk["found_by"] = entry["paths"]
+    for key in ranked[:k]:
+        chunk = chunks[key]
+        chunk["fused"] = round(fused[key], 6)
+        chunk["found_by"] = paths[key]
         chunk.setdefault("similarity", None)
         results.append(chunk)
     return results

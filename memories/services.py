@@ -18,9 +18,10 @@ from core.errors import Conflict, Invalid, NotFound
 from core.schemas import storable_text
 from knowledge import embeddings
 from text import sensitive
+from text.ranking import query_concepts, rank
 from text.scoring import concept_match
 
-from .ranking import choose_memories, query_concepts, rank
+from .ranking import choose_memories
 from .store import get_store
 
 NAMESPACE = "memories"

@@ -103,12 +103,7 @@ async def start_conversation(
         conversation = await sync_to_async(services.create_conversation)(user=user, **fields)
         return conversation, None
     started = await replies.start_reply(
-        user=user,
-        content=message.content,
-        client_id=message.client_id,
-        confirm_sensitive=message.confirm_sensitive,
-        attachments=message.attachments,
-        new_conversation=fields,
+        user=user, ask=replies.Ask(message=message), new_conversation=fields
     )
     assert started.conversation is not None
     return started.conversation, started

@@ -81,12 +81,7 @@ async def send_message(request: HttpRequest, conversation_id: str, payload: Mess
     201 when the message is new; 200 when `client_id` was seen before (nothing new stored).
     """
     started = await replies.start_reply(
-        user=request.auth,
-        conversation_id=conversation_id,
-        content=payload.content,
-        client_id=payload.client_id,
-        confirm_sensitive=payload.confirm_sensitive,
-        attachments=payload.attachments,
+        user=request.auth, ask=replies.Ask(message=payload), conversation_id=conversation_id
     )
     reply = await started.assistant_message()
     body = {
@@ -101,9 +96,8 @@ async def regenerate_message(request: HttpRequest, message_id: str, payload: Reg
     """Answer again the user message this reply answers (or this user message): a new
     sibling reply, and the current branch moves to it; `model` (an id `GET /models` lists)
     writes this reply only. Waits for the stored reply."""
-    started = await replies.start_reply(
-        user=request.auth, kind="regenerate", message_id=message_id, model=payload.model
-    )
+    ask = replies.Ask.regenerate(message_id, model=payload.model)
+    started = await replies.start_reply(user=request.auth, ask=ask)
     return Status(201, {"assistant_message": await _reply_json(started)})
 
 
@@ -112,13 +106,7 @@ async def edit_message(request: HttpRequest, message_id: str, payload: EditIn):
     """Store new text beside one of your messages (a sibling) and answer it; the original
     and its replies stay on their branch. 200 when `client_id` was seen before."""
     started = await replies.start_reply(
-        user=request.auth,
-        kind="edit",
-        message_id=message_id,
-        content=payload.content,
-        client_id=payload.client_id,
-        confirm_sensitive=payload.confirm_sensitive,
-        attachments=payload.attachments,
+        user=request.auth, ask=replies.Ask("edit", payload, message_id)
     )
     body = {
         "user_message": message_to_dict(started.user_message),
@@ -130,7 +118,8 @@ async def edit_message(request: HttpRequest, message_id: str, payload: EditIn):
 @router.post("/messages/{message_id}/continue", response={201: AssistantReplyOut, **ERRORS})
 async def continue_message(request: HttpRequest, message_id: str):
     """Go on from a reply that was cut short: a new sibling holding the whole text."""
-    started = await replies.start_reply(user=request.auth, kind="continue", message_id=message_id)
+    ask = replies.Ask.continue_from(message_id)
+    started = await replies.start_reply(user=request.auth, ask=ask)
     return Status(201, {"assistant_message": await _reply_json(started)})
 
 

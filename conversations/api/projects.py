@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import HttpRequest
-from ninja import Field, Router, Schema, Status
+from ninja import Router, Schema, Status
 
 from conversations import projects, selectors
-from core.schemas import Input, Text, errors
+from core.schemas import Input, errors
 
+from ..schemas import ProjectName
 from .schemas import ProjectId
 
 router = Router(tags=["projects"])
@@ -17,7 +18,7 @@ ERRORS = errors(400, 401, 404, 409, 413, 422, 429)
 
 
 class ProjectIn(Input):
-    name: Text = Field(..., max_length=100)
+    name: ProjectName
 
 
 class ProjectOut(Schema):

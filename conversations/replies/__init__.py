@@ -6,6 +6,7 @@ The API, the websocket consumer and `manage.py chat` all go through `start_reply
 
 from __future__ import annotations
 
-from .orchestrator import StartedReply, clean_content, start_reply, stop_reply, sync_state
+from .ask import Ask
+from .orchestrator import StartedReply, start_reply, stop_reply, sync_state
 
-__all__ = ["StartedReply", "clean_content", "start_reply", "stop_reply", "sync_state"]
+__all__ = ["Ask", "StartedReply", "start_reply", "stop_reply", "sync_state"]

@@ -18,19 +18,16 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from django.conf import settings
 from django.utils.translation import gettext as _
 
 from agent.events import AgentEvent, FinishedEvent
 from agent.runner import Turn
 from agent.steps import thinking_step
-from conversations.attachments import clean_ids as clean_attachment_ids
 from core import rls
 from core.db_async import db_async
-from core.errors import Invalid, NotFound, SensitiveInfo, TooLarge
+from core.errors import Invalid, NotFound
 from core.llm_catalog import acheck_model
 from core.outages import is_database_error
-from text import sensitive
 
 from .. import events, summaries, threads, titles, turns
 from ..models import Conversation, Message, ReplyRun
@@ -41,21 +38,21 @@ from ..realtime.hub import PROCESS_ID, Hub, RunHandle, get_hub
 from ..realtime.ratelimit import acheck_rate
 from ..selectors import access_conversation
 from . import store
+from .ask import Ask, check_message
 from .recovery import announce_reply, arecover_if_stale, arecover_stale_run, build_sync_state
 from .watchdog import ensure_watchdog
 
 logger = logging.getLogger(__name__)
 
-CLIENT_ID_MAX_LENGTH = 100
 CancelWhy = Literal["stop", "deleted", "shutdown"]
 ErrorCallback = Callable[[ErrorFrame], Awaitable[None]]
 
-_access = db_async(access_conversation, close_serial=False)
-_claim = db_async(store.claim_reply, close_serial=False)
-_claim_first = db_async(store.claim_first_reply, close_serial=False)
-_finish = db_async(store.finish_run)
-_running_run = db_async(store.running_run)
-_conversation_of = db_async(store.conversation_of_message, close_serial=False)
+_aaccess_conversation = db_async(access_conversation, close_serial=False)
+_aclaim_reply = db_async(store.claim_reply, close_serial=False)
+_aclaim_first_reply = db_async(store.claim_first_reply, close_serial=False)
+_afinish_run = db_async(store.finish_run)
+_arunning_run = db_async(store.running_run)
+_aconversation_of_message = db_async(store.conversation_of_message, close_serial=False)
 
 
 @dataclass(frozen=True)
@@ -76,83 +73,26 @@ class StartedReply:
         return asyncio.shield(self._done)
 
 
-def clean_content(content: Any) -> str:
-    """Return a user message's text, or raise Invalid / TooLarge."""
-    if not isinstance(content, str) or not content.strip():
-        raise Invalid("content must be a non-empty string.")
-    if len(content) > settings.MESSAGE_MAX_CHARS:
-        raise TooLarge(f"Message is longer than {settings.MESSAGE_MAX_CHARS} characters.")
-    if "\x00" in content or _has_lone_surrogate(content):
-        raise Invalid("content holds a NUL byte or a lone surrogate, which text cannot store.")
-    return content
-
-
-def check_sensitive(content: str, *, confirmed: bool) -> tuple[str, ...]:
-    """Return the kinds of sensitive information `content` holds, when it may be stored
-    (none found, SENSITIVE_CHECK off, or confirmed under `warn`); else raise SensitiveInfo."""
-    mode = settings.SENSITIVE_CHECK
-    if mode == "off":
-        return ()
-    findings = sensitive.find(content)
-    if not findings:
-        return ()
-    kinds = tuple(sorted({f.kind for f in findings}))
-    if mode == "warn" and confirmed:
-        return kinds
-    raise SensitiveInfo(
-        f"The message looks like it holds sensitive information ({', '.join(kinds)}).",
-        findings=[f.as_dict() for f in findings],
-        can_confirm=mode == "warn",
-    )
-
-
-def _has_lone_surrogate(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
-
-
-def clean_client_id(client_id: Any) -> str | None:
-    """Return a message's idempotency key, or raise Invalid."""
-    if client_id is None:
-        return None
-    if (
-        not isinstance(client_id, str)
-        or not 0 < len(client_id) <= CLIENT_ID_MAX_LENGTH
-        or not client_id.isprintable()
-    ):
-        raise Invalid(f"client_id must be a string of 1 to {CLIENT_ID_MAX_LENGTH} characters.")
-    return client_id
-
-
 async def start_reply(
     *,
     user: Any,
+    ask: Ask,
     conversation_id: Any = None,
-    content: Any = None,
-    client_id: Any = None,
-    kind: store.Kind = "send",
-    message_id: Any = None,
-    model: str | None = None,
-    confirm_sensitive: bool = False,
-    attachments: Any = None,
     on_error: ErrorCallback | None = None,
     new_conversation: dict[str, Any] | None = None,
 ) -> StartedReply:
     """Start a reply: to a new message (send), or a new version of an earlier one.
 
-    - send: store `content` as the user's message (once per client_id) and answer it;
-    - regenerate: answer the user message `message_id` answers (or is) again;
-    - edit: store `content` beside the user message `message_id` and answer it;
-    - continue: go on from the cut-off reply `message_id`, as a new version of it.
+    - send: store the ask's message as the user's (once per client_id) and answer it;
+    - regenerate: answer the user message `ask.message_id` answers (or is) again;
+    - edit: store the ask's message beside the user message `ask.message_id`, answer it;
+    - continue: go on from the cut-off reply `ask.message_id`, as a new version of it.
 
-    `model` (regenerate) writes this reply with another model than the conversation's.
-    `attachments` (send, edit): ids of this conversation's unsent uploads, given to the
+    `ask.model` (regenerate) writes this reply with another model than the conversation's.
+    The message's attachments are ids of this conversation's unsent uploads, given to the
     new message. A message with sensitive information raises SensitiveInfo unless
-    `confirm_sensitive` (and SENSITIVE_CHECK is not `block`); a confirmed one records the
-    kinds it holds.
+    confirmed (and SENSITIVE_CHECK is not `block`); a confirmed one records the kinds it
+    holds.
 
     With `new_conversation` (`create_conversation`'s fields; a send) the conversation is
     created with the message, in the claim's transaction: nothing refused leaves a row.
@@ -161,48 +101,25 @@ async def start_reply(
     running in the conversation; none of them stores anything. `on_error` hears
     `llm_unavailable` if the model fails.
     """
-    sensitive_kinds: tuple[str, ...] = ()
-    attachment_ids: list[Any] = []
-    if new_conversation is not None and kind != "send":
+    if new_conversation is not None and ask.kind != "send":
         raise Invalid("A new conversation starts with a message sent.")
-    if kind in ("send", "edit"):
-        content = clean_content(content)
-        client_id = clean_client_id(client_id)
-        attachment_ids = clean_attachment_ids(attachments)
-        sensitive_kinds = check_sensitive(content, confirmed=confirm_sensitive)
-    else:
-        content = client_id = None
-    if model:
-        await acheck_model(model)
-    ask = store.Ask(
-        kind=kind,
-        content=content,
-        client_id=client_id,
-        message_id=message_id,
-        sensitive=sensitive_kinds,
-        attachments=tuple(attachment_ids),
-    )
+    sensitive_kinds = check_message(ask)
+    if ask.model:
+        await acheck_model(ask.model)
     await acheck_rate(user_id=user.pk)
     if conversation_id is None and new_conversation is None:
-        conversation_id = await _conversation_of(user=user, message_id=message_id)
+        conversation_id = await _aconversation_of_message(user=user, message_id=ask.message_id)
     hub = get_hub()
     ensure_watchdog(hub)
+    claimed_with = {"user": user, "ask": ask, "owner": PROCESS_ID, "sensitive": sensitive_kinds}
 
     async def claim() -> store.Claim:
         if new_conversation is not None:
-            return await _claim_first(
-                user=user,
-                conversation=new_conversation,
-                ask=ask,
-                run_id=uuid.uuid4(),
-                owner=PROCESS_ID,
+            return await _aclaim_first_reply(
+                conversation=new_conversation, run_id=uuid.uuid4(), **claimed_with
             )
-        return await _claim(
-            user=user,
-            conversation_id=conversation_id,
-            ask=ask,
-            run_id=uuid.uuid4(),
-            owner=PROCESS_ID,
+        return await _aclaim_reply(
+            conversation_id=conversation_id, run_id=uuid.uuid4(), **claimed_with
         )
 
     async def claim_and_begin() -> StartedReply:
@@ -215,7 +132,7 @@ async def start_reply(
             claimed = await claim()
         if not claimed.created:
             return _repeated(hub, claimed)
-        run = ReplyRunner(hub, claimed, on_error, model=model or None)
+        run = ReplyRunner(hub, claimed, on_error, model=ask.model)
         run.begin()
         return StartedReply(
             claimed.user_message, run.run_id, True, run.done, conversation=claimed.conversation
@@ -241,8 +158,8 @@ async def stop_reply(*, user: Any, conversation_id: Any) -> bool:
 
     The run stores its partial text with finish_reason "stopped". Raises NotFound.
     """
-    conversation = await _access(user=user, conversation_id=conversation_id)
-    run = await _running_run(conversation_id=conversation.pk)
+    conversation = await _aaccess_conversation(user=user, conversation_id=conversation_id)
+    run = await _arunning_run(conversation_id=conversation.pk)
     if run is None:
         return False
     if await arecover_stale_run(run):
@@ -253,7 +170,7 @@ async def stop_reply(*, user: Any, conversation_id: Any) -> bool:
 
 async def sync_state(*, user: Any, conversation_id: Any, after: int) -> SyncStateFrame:
     """Return the messages after sequence number `after` and the reply in progress."""
-    conversation = await _access(user=user, conversation_id=conversation_id)
+    conversation = await _aaccess_conversation(user=user, conversation_id=conversation_id)
     await arecover_if_stale(conversation)
     return await build_sync_state(conversation_id=conversation.pk, after=after)
 
@@ -413,7 +330,7 @@ class ReplyRunner:
         try:
             if not self.deleted:
                 result = await asyncio.shield(
-                    _finish(
+                    _afinish_run(
                         conversation_id=self.conversation.pk,
                         run_id=self.run_id,
                         question=self.question,

@@ -28,9 +28,9 @@ logger = logging.getLogger(__name__)
 
 PROGRESS_WAIT_STEPS = 20  # × 0.1 s
 
-_finish_stale = db_async(store.finish_stale_run)
-_running_run = db_async(store.running_run)
-_load_sync = db_async(store.load_sync)
+_afinish_stale_run = db_async(store.finish_stale_run)
+_arunning_run = db_async(store.running_run)
+_aload_sync = db_async(store.load_sync)
 
 
 def announce_reply(finished: store.Finished, *, usage: Usage | None) -> None:
@@ -65,7 +65,7 @@ async def build_sync_state(*, conversation_id: Any, after: int) -> SyncStateFram
         current: Generation | None = {"run_id": str(handle.run_id), "text": handle.text()}
     else:
         found = await progress.aget(conversation_id=key)
-        if found is None and await _running_run(conversation_id=key) is not None:
+        if found is None and await _arunning_run(conversation_id=key) is not None:
             # Running elsewhere but no record (Redis just restarted): its process writes
             # the whole text again with its next chunk, within moments.
             for _ in range(PROGRESS_WAIT_STEPS):
@@ -74,7 +74,7 @@ async def build_sync_state(*, conversation_id: Any, after: int) -> SyncStateFram
                     break
         current = {"run_id": found["run_id"], "text": found["text"]} if found else None
     run_id = current["run_id"] if current else None
-    rows = await _load_sync(conversation_id=key, after=after, run_id=run_id)
+    rows = await _aload_sync(conversation_id=key, after=after, run_id=run_id)
     return events.sync_state(
         rows.messages,
         None if rows.stored else current,
@@ -90,7 +90,7 @@ def stale_before() -> datetime:
 
 async def arecover_if_stale(conversation: Conversation) -> bool:
     """Finish the conversation's run if its process died; say whether one was."""
-    run = await _running_run(conversation_id=conversation.pk)
+    run = await _arunning_run(conversation_id=conversation.pk)
     return run is not None and await arecover_stale_run(run)
 
 
@@ -102,7 +102,7 @@ async def arecover_stale_run(run: ReplyRun) -> bool:
         return False  # alive (here, or its process still beats)
     current = await progress.aget(conversation_id=key)
     text = current["text"] if current and current["run_id"] == str(run.pk) else ""
-    finished = await _finish_stale(run=run, stale_before=limit, content=text)
+    finished = await _afinish_stale_run(run=run, stale_before=limit, content=text)
     if finished is None:
         return False
     logger.warning("reply %s: its process died; stored as interrupted", run.pk)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
@@ -21,8 +21,8 @@ from core.ids import parse_uuid
 from .. import attachments, selectors, services, tree
 from ..models import Conversation, Message, ReplyRun
 from ..selectors import access_conversation, get_message_for_user
+from .ask import Ask
 
-Kind = Literal["send", "regenerate", "edit", "continue"]
 # Replies that stopped before their end: the ones a user may continue.
 CUT_OFF = {"max_tokens", "stopped", "error", "interrupted"}
 
@@ -35,18 +35,6 @@ class Busy(Conflict):
     def __init__(self, run: ReplyRun) -> None:
         super().__init__("A reply is already running in this conversation.", code="busy")
         self.run = run
-
-
-@dataclass(frozen=True)
-class Ask:
-    """What the user asked for: a new message, or a new version of an earlier one."""
-
-    kind: Kind = "send"
-    content: str | None = None  # send, edit
-    client_id: str | None = None  # send, edit
-    message_id: Any = None  # regenerate, edit, continue: the message acted on
-    sensitive: tuple[str, ...] = ()  # kinds of sensitive information the user confirmed
-    attachments: tuple[Any, ...] = ()  # send, edit: unsent uploads the message takes
 
 
 @dataclass(frozen=True)
@@ -105,8 +93,10 @@ def claim_reply(
     ask: Ask,
     run_id: uuid.UUID,
     owner: str,
+    sensitive: tuple[str, ...] = (),
 ) -> Claim:
-    """Store what `ask` adds (a user message for send and edit) and start run `run_id`.
+    """Store what `ask` adds (a user message for send and edit) and start run `run_id`;
+    `sensitive`: the kinds of sensitive information the user confirmed storing.
 
     All in one transaction, under the conversation's row lock. Raises NotFound for a
     conversation or message that is missing or someone else's; Invalid for a message the
@@ -145,7 +135,7 @@ def claim_reply(
                 client_id=ask.client_id,
                 run_id=run_id,
                 parent="current" if target is None else target.parent_id,
-                metadata={"sensitive": list(ask.sensitive)} if ask.sensitive else None,
+                metadata={"sensitive": list(sensitive)} if sensitive else None,
             ),
         )
         attachments.claim(
@@ -170,7 +160,13 @@ def claim_reply(
 
 @transaction.atomic
 def claim_first_reply(
-    *, user: Any, conversation: dict[str, Any], ask: Ask, run_id: uuid.UUID, owner: str
+    *,
+    user: Any,
+    conversation: dict[str, Any],
+    ask: Ask,
+    run_id: uuid.UUID,
+    owner: str,
+    sensitive: tuple[str, ...] = (),
 ) -> Claim:
     """Create the user's conversation (`conversation`: `create_conversation`'s fields) with
     `ask`'s message as its first, and start run `run_id`.
@@ -179,7 +175,14 @@ def claim_first_reply(
     unknown model) leaves no conversation behind.
     """
     created = services.create_conversation(user=user, **conversation)
-    return claim_reply(user=user, conversation_id=created.pk, ask=ask, run_id=run_id, owner=owner)
+    return claim_reply(
+        user=user,
+        conversation_id=created.pk,
+        ask=ask,
+        run_id=run_id,
+        owner=owner,
+        sensitive=sensitive,
+    )
 
 
 def _target(conversation: Conversation, ask: Ask) -> Message | None:

@@ -35,9 +35,9 @@ logger = logging.getLogger(__name__)
 
 CLOSE_TOKEN_REVOKED = 4401
 
-_beat = db_async(store.beat)
-_stale_runs = db_async(store.stale_runs)
-_live_tokens = db_async(live_token_ids)
+_abeat = db_async(store.beat)
+_astale_runs = db_async(store.stale_runs)
+_alive_token_ids = db_async(live_token_ids)
 _watchdogs: weakref.WeakKeyDictionary[Hub, asyncio.Task[None]] = weakref.WeakKeyDictionary()
 
 
@@ -76,7 +76,7 @@ async def beat_runs(hub: Hub) -> int:
     handles = list(hub.runs.values())
     if not handles:
         return 0
-    alive = await _beat(run_ids=[h.run_id for h in handles])
+    alive = await _abeat(run_ids=[h.run_id for h in handles])
     await progress.atouch(runs={h.conversation_id: h.run_id for h in handles if h.run_id in alive})
     for handle in handles:
         if handle.run_id not in alive and hub.runs.get(handle.conversation_id) is handle:
@@ -93,7 +93,7 @@ async def recover_stale_runs(hub: Hub) -> int:
     the runs after it are still recovered in this one.
     """
     recovered = 0
-    for run_id in await _stale_runs(stale_before=stale_before()):
+    for run_id in await _astale_runs(stale_before=stale_before()):
         try:
             run = await _aload_run(run_id)
             if run is not None and await arecover_stale_run(run):
@@ -124,7 +124,7 @@ async def close_revoked_sockets(hub: Hub) -> int:
     sockets: list[Any] = [s for s in hub.all_sockets() if getattr(s, "token_id", None)]
     if not sockets:
         return 0
-    live = await _live_tokens({s.token_id for s in sockets})
+    live = await _alive_token_ids({s.token_id for s in sockets})
     closed = 0
     for sock in sockets:
         if sock.token_id not in live:

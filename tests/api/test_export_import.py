@@ -7,7 +7,7 @@ from urllib.parse import quote
 
 import pytest
 
-from conversations.export_format import ExportedConversation
+from conversations.export_format import ExportedConversation, ExportedMessage
 from conversations.models import Conversation
 
 from .conftest import make_conversation
@@ -97,7 +97,8 @@ def test_json_export_imports_back_identical(api, alice, bob, bob_api, include_me
 def test_every_field_of_the_export_class_is_written_and_the_settings_come_back(
     api, alice, bob, bob_api
 ):
-    """Exports write `ExportedConversation` and imports read it: one list of fields."""
+    """Exports write `ExportedConversation` and `ExportedMessage`, imports read them: one
+    list of fields each."""
     source = make_conversation(
         alice,
         title="Settings",
@@ -115,6 +116,10 @@ def test_every_field_of_the_export_class_is_written_and_the_settings_come_back(
         params = {"format": "json"} | ({"include_metadata": 1} if include_metadata else {})
         raw = _body(api.get(f"/conversations/{source.id}/export", **params))
         assert set(json.loads(raw)["conversation"]) == expected
+        message_fields = set(ExportedMessage.model_fields)
+        if not include_metadata:
+            message_fields -= ExportedMessage.METADATA
+        assert [set(m) for m in json.loads(raw)["messages"]] == [message_fields] * len(CONTENTS)
     response = bob_api.post_raw("/conversations/import", raw)
     assert response.status_code == 201, response.content
     copy = Conversation.objects.get(pk=response.json()["id"])

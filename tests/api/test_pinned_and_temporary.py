@@ -10,7 +10,7 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from conversations import selectors, services
+from conversations import search, selectors, services
 from conversations.models import Conversation
 from conversations.temporary import purge_expired_temporary
 from tests.support import seed
@@ -141,7 +141,7 @@ def test_the_agent_never_finds_a_temporary_conversation_from_another_one(alice):
     seed.add_message(conversation_id=hidden.id, role="user", content="my locker code is walrus")
     other = make_conversation(alice, contents=["a walrus fact", "ok"])
     asking = make_conversation(alice)
-    found = selectors.search_messages_for_agent(
+    found = search.search_other_conversations(
         user_id=alice.pk, query="walrus", exclude_conversation_id=asking.id
     )
     assert [f["conversation_id"] for f in found] == [str(other.id)]

@@ -12,7 +12,7 @@ from asgiref.sync import sync_to_async
 from agent.prompts import CONTINUE_NOTE
 from conversations import branches, services
 from conversations.models import Message
-from conversations.replies import start_reply
+from conversations.replies import Ask, start_reply
 from conversations.tree import Tree
 from core.errors import Invalid
 from tests.agent.helpers import is_summarizer_request, memory_responder
@@ -132,6 +132,6 @@ async def test_a_continue_of_a_reply_that_was_not_cut_is_refused(model, alice):
     for target in (reply, question):
         with pytest.raises(Invalid):
             await start_reply(
-                user=alice, conversation_id=conversation.id, kind="continue", message_id=target.pk
+                user=alice, ask=Ask.continue_from(target.pk), conversation_id=conversation.id
             )
     assert await Message.objects.filter(conversation=conversation).acount() == 2

@@ -18,7 +18,7 @@ from agent import checkpoint
 from conversations import services
 from conversations.models import Message
 from conversations.realtime.hub import aclose_hub
-from conversations.replies import start_reply
+from conversations.replies import Ask, start_reply
 from tests.conftest import database_url_for_subprocesses, require_service, uses_postgres
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -59,7 +59,7 @@ def _connections_to(database: str) -> int:
 async def _first_replies(user, conversations) -> list[Message | None]:
     started = await asyncio.gather(
         *(
-            start_reply(user=user, conversation_id=c.id, content=f"hello {n}")
+            start_reply(user=user, ask=Ask.send(f"hello {n}"), conversation_id=c.id)
             for n, c in enumerate(conversations)
         )
     )

@@ -15,7 +15,7 @@ from agent.checkpoint import close_checkpointers
 from agent.config import AgentConfig
 from conversations import services
 from conversations.realtime.hub import aclose_hub
-from conversations.replies import start_reply
+from conversations.replies import Ask, start_reply
 from tests.agent.helpers import new_id, run_one
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -60,7 +60,7 @@ async def _reply_with(alice, monkeypatch, failing):
         errors.append(frame)
 
     started = await start_reply(
-        user=alice, conversation_id=conversation.id, content="hello", on_error=on_error
+        user=alice, ask=Ask.send("hello"), conversation_id=conversation.id, on_error=on_error
     )
     reply = await started.assistant_message()
     for _ in range(100):  # the asking socket hears it after generation.finished has gone out

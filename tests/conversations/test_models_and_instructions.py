@@ -14,7 +14,7 @@ from agent.checkpoint import close_checkpointers
 from conversations import services
 from conversations.models import Conversation
 from conversations.realtime.hub import aclose_hub, get_hub
-from conversations.replies import start_reply
+from conversations.replies import Ask, start_reply
 from tests.support.fake_openai import FakeOpenAI, Reply, message_texts
 from tests.support.sink import Sink
 from tests.support.turns import ask
@@ -124,7 +124,7 @@ async def test_an_unknown_model_for_a_regenerate_is_refused_and_nothing_runs(mod
     conversation = await sync_to_async(services.create_conversation)(user=alice)
     first, _ = await ask(alice, conversation, content="Tell me a joke.")
     with pytest.raises(Invalid):
-        await start_reply(user=alice, kind="regenerate", message_id=first.pk, model="gpt-99")
+        await start_reply(user=alice, ask=Ask.regenerate(first.pk, model="gpt-99"))
     assert len(chat_requests(model)) == 1
 
 

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 import pytest
 from django.db import connection
 
-from conversations import recall, search, selectors
+from conversations import recall, search
 from conversations.models import Conversation, Message
 from conversations.tree import Tree
 from core import rls
@@ -113,12 +113,12 @@ def test_bob_finds_none_of_alices_rows_through_any_search(
         assert [c.pk for c in listed] == [theirs["conversation"].pk]
         assert search.list_conversations(user=alice, q=WORD).items == []
         # The agent's search of other conversations.
-        found = selectors.search_messages_for_agent(
+        found = search.search_other_conversations(
             user_id=bob.pk, query=WORD, exclude_conversation_id=uuid.uuid4()
         )
         assert [f["conversation_id"] for f in found] == [str(theirs["conversation"].pk)]
         assert (
-            selectors.search_messages_for_agent(
+            search.search_other_conversations(
                 user_id=alice.pk, query=WORD, exclude_conversation_id=uuid.uuid4()
             )
             == []

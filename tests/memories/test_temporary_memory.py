@@ -8,9 +8,9 @@ import json
 import pytest
 from asgiref.sync import sync_to_async
 
-from conversations import selectors, services
+from conversations import search, services
 from conversations.models import Message
-from conversations.replies import start_reply
+from conversations.replies import Ask, start_reply
 from memories import services as memories
 from tests.conversations.conftest import model  # noqa: F401  (the fixture)
 from tests.support.turns import ask
@@ -27,7 +27,7 @@ async def test_a_fact_told_in_a_temporary_conversation_is_not_remembered(model, 
     model.responder = remembering_responder
     await add_memory(user_id=alice.pk, text="I live in Busan.")
     started = await start_reply(
-        user=alice, content="My dog's name is Bori.", new_conversation={"temporary": True}
+        user=alice, ask=Ask.send("My dog's name is Bori."), new_conversation={"temporary": True}
     )
     reply = await started.assistant_message()
     assert reply.finish_reason == "end_turn"
@@ -40,11 +40,13 @@ async def test_a_fact_told_in_a_temporary_conversation_is_not_remembered(model, 
 
 async def test_a_temporary_conversation_is_never_recalled_in_another(model, alice):  # noqa: F811
     started = await start_reply(
-        user=alice, content="The vault code is walrus-42.", new_conversation={"temporary": True}
+        user=alice,
+        ask=Ask.send("The vault code is walrus-42."),
+        new_conversation={"temporary": True},
     )
     await started.assistant_message()
     other = await sync_to_async(services.create_conversation)(user=alice, title="Kept")
-    found = await sync_to_async(selectors.search_messages_for_agent)(
+    found = await sync_to_async(search.search_other_conversations)(
         user_id=alice.pk, query="walrus", exclude_conversation_id=other.pk
     )
     assert found == []

@@ -11,7 +11,7 @@ from django.utils import timezone
 from conversations import threads
 from conversations.models import Message, ReplyRun
 from conversations.realtime import progress
-from conversations.replies import start_reply
+from conversations.replies import Ask, start_reply
 from core.errors import Conflict
 from tests.support import seed
 
@@ -124,12 +124,12 @@ def _fake_dead_run(conversation, run_id):
 async def test_start_reply_returns_the_stored_assistant_message(alice, fake_agent):
     conversation = await make_conversation(alice)
     started = await start_reply(
-        user=alice, conversation_id=conversation.id, content="hi", client_id="k1"
+        user=alice, ask=Ask.send("hi", client_id="k1"), conversation_id=conversation.id
     )
     reply = await started.assistant_message()
     assert reply.pk == started.run_id and reply.finish_reason == "end_turn"
     again = await start_reply(
-        user=alice, conversation_id=conversation.id, content="hi", client_id="k1"
+        user=alice, ask=Ask.send("hi", client_id="k1"), conversation_id=conversation.id
     )
     assert not again.created and again.user_message.pk == started.user_message.pk
     assert (await again.assistant_message()).pk == reply.pk
@@ -139,7 +139,7 @@ async def test_a_message_after_a_dead_processs_reply_starts_a_new_one(alice, fak
     conversation = await make_conversation(alice)
     run_id = "22222222-3333-4444-5555-666666666666"
     await database_sync_to_async(_fake_dead_run)(conversation, run_id)
-    started = await start_reply(user=alice, conversation_id=conversation.id, content="again")
+    started = await start_reply(user=alice, ask=Ask.send("again"), conversation_id=conversation.id)
     reply = await started.assistant_message()
     assert reply.finish_reason == "end_turn"
     dead = await Message.objects.aget(pk=run_id)
@@ -152,7 +152,7 @@ async def test_a_message_while_a_live_reply_runs_is_busy_and_stores_nothing(alic
     conversation = await make_conversation(alice)
     await database_sync_to_async(_fake_live_run)(conversation)
     with pytest.raises(Conflict) as raised:
-        await start_reply(user=alice, conversation_id=conversation.id, content="again")
+        await start_reply(user=alice, ask=Ask.send("again"), conversation_id=conversation.id)
     assert raised.value.code == "busy"
     assert await Message.objects.filter(conversation=conversation).acount() == 1
 

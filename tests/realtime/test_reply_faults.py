@@ -16,7 +16,7 @@ from accounts.tokens import create_api_token, revoke_api_token
 from conversations import branches, events, services, summaries
 from conversations.models import Conversation, Message, ReplyRun
 from conversations.realtime.ratelimit import acheck_rate
-from conversations.replies import start_reply
+from conversations.replies import Ask, start_reply
 from core.errors import Conflict, NotFound, RateLimited
 from tests.support import seed
 from tests.support.sink import Sink
@@ -262,7 +262,7 @@ async def test_concurrent_sends_get_one_reply_and_busy_never_a_500(alice, fake_a
     conversation = await make_conversation(alice)
     results = await asyncio.gather(
         *[
-            start_reply(user=alice, conversation_id=conversation.id, content=f"hi {n}")
+            start_reply(user=alice, ask=Ask.send(f"hi {n}"), conversation_id=conversation.id)
             for n in range(6)
         ],
         return_exceptions=True,

@@ -5,15 +5,28 @@ from __future__ import annotations
 from typing import Any
 
 from conversations.realtime.hub import get_hub
-from conversations.replies import start_reply
+from conversations.replies import Ask, start_reply
 from tests.support.sink import Sink
+
+
+def ask_of(
+    kind: str = "send", *, content: str = "", message_id: Any = None, model: Any = None, **fields
+) -> Ask:
+    """Build the typed ask `start_reply` takes from a test's keywords."""
+    if kind == "send":
+        return Ask.send(content, **fields)
+    if kind == "edit":
+        return Ask.edit(message_id, content, **fields)
+    if kind == "regenerate":
+        return Ask.regenerate(message_id, model=model)
+    return Ask.continue_from(message_id)
 
 
 async def ask(user: Any, conversation: Any, **ask: Any) -> tuple[Any, list[dict]]:
     """Start a reply (send by default) and return the stored reply and its frames."""
     hub, sink = get_hub(), Sink()
     await hub.join(conversation.id, sink)
-    started = await start_reply(user=user, conversation_id=conversation.id, **ask)
+    started = await start_reply(user=user, ask=ask_of(**ask), conversation_id=conversation.id)
     reply = await started.assistant_message()
     await hub.flushed(conversation.id)
     await hub.leave(conversation.id, sink)

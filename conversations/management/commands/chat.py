@@ -12,7 +12,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from conversations import selectors, services, threads
 from conversations.realtime.hub import aclose_hub, get_hub
-from conversations.replies import start_reply
+from conversations.replies import Ask, start_reply
 from core import rls
 from core.errors import ServiceError
 
@@ -73,7 +73,9 @@ class Command(BaseCommand):
     async def _turn(self, owner, conversation_id: uuid.UUID, text: str, printer: _Printer) -> None:
         """Send one line through the same path as the web app (slot, rate limit, frames)."""
         try:
-            started = await start_reply(user=owner, conversation_id=conversation_id, content=text)
+            started = await start_reply(
+                user=owner, ask=Ask.send(text), conversation_id=conversation_id
+            )
             reply = await started.assistant_message()
         except ServiceError as exc:
             self.stderr.write(f"error: {exc.message}")
