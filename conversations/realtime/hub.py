@@ -2,10 +2,10 @@
 
 A frame posted for a conversation is sent, in posting order, straight to the sockets of
 that conversation connected to this process, and published once to the channel layer
-tagged with this process's id; every other process's hub forwards it to its own
-sockets, never back. Stop requests travel the same way to the process that owns a run.
-A `conversation.deleted` frame, wherever it was posted, cancels the conversation's run
-in the process that owns it.
+tagged with this process's id (realtime/interprocess.py); every other process's hub
+forwards it to its own sockets, never back. Stop requests travel the same way to the
+process that owns a run. A `conversation.deleted` frame, wherever it was posted, cancels
+the conversation's run in the process that owns it.
 
 The hub is transport only: it never decides what a frame says (conversations/events.py
 builds every frame) nor how a run ends (conversations/replies/ owns the run).
@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import socket
 import uuid
 import weakref
 from collections import deque
@@ -27,20 +25,16 @@ from typing import Any, Protocol
 from channels.layers import InMemoryChannelLayer, get_channel_layer
 
 from core import rls
-from core.groups import conversation_group, conversation_of
-from core.outages import outage_of
+from core.groups import conversation_group
 
 from . import progress
 from .audience import Audience
 from .continuity import Continuity
 from .delivery import Delivery
+from .interprocess import PROCESS_ID, Interprocess
 
 logger = logging.getLogger(__name__)
 
-PROCESS_ID = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-# While the channel layer is unreachable (Redis restarting), frames for other processes
-# wait and are retried in order, for at most this long; then they are dropped (logged).
-PUBLISH_RETRY_SECONDS = 30.0
 SHUTDOWN_WAIT_SECONDS = 10.0  # for running replies to store their text when the hub closes
 
 
@@ -70,7 +64,7 @@ class _Item:
     target: LocalSocket | None = None  # only this socket (a `sync.state` it asked for)
 
 
-class Hub(Continuity, Delivery):
+class Hub(Continuity, Delivery, Interprocess):
     """Sockets and runs of one event loop (one per Daphne process in production)."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -83,15 +77,10 @@ class Hub(Continuity, Delivery):
         self.runs: dict[str, RunHandle] = {}
         self._queues: dict[str, deque[_Item]] = {}
         self._pumps: dict[str, asyncio.Task[None]] = {}
-        self._subscribed: set[str] = set()
-        self._channel: str | None = None
-        self._receiver: asyncio.Task[None] | None = None
-        self._outbox: dict[str, list[dict[str, Any]]] = {}  # group → frames for the layer
-        self._outbox_sent: dict[str, list[Callable[[], None]]] = {}  # told once they are out
-        self._publisher: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[Any]] = set()
         self.closing = False
         self.audience = Audience(self)
+        self._init_interprocess()
         self._init_continuity()
         self._init_delivery()
 
@@ -235,116 +224,12 @@ class Hub(Continuity, Delivery):
             self._publish(conversation_group(key), frame, on_sent=item.on_sent)
             item.on_sent = None
 
-    def _publish(self, group: str, frame: Any, on_sent: Callable[[], None] | None = None) -> None:
-        """Queue a frame for the channel layer; local sockets never wait for it."""
-        self._outbox.setdefault(group, []).append(frame)
-        if on_sent is not None:
-            self._outbox_sent.setdefault(group, []).append(on_sent)
-        if self._publisher is None or self._publisher.done():
-            self._publisher = self.loop.create_task(
-                self._publish_outbox(), context=rls.unscoped_context()
-            )
-
-    async def _publish_outbox(self) -> None:
-        # The layer sends one message at a time under a process-wide lock (one Redis
-        # round trip each), so a group's waiting frames travel as one message, in order:
-        # one sender, groups taken in turn. A failed send is retried (Redis restarting).
-        failing_since: float | None = None
-        while self._outbox:
-            group = next(iter(self._outbox))
-            frames = self._outbox.pop(group)
-            sent = self._outbox_sent.pop(group, [])
-            event = {"type": "chat.frames", "frames": frames, "group": group, "origin": PROCESS_ID}
-            try:
-                await self.layer.group_send(group, event)
-                failing_since = None
-            except Exception as exc:
-                _tell(sent)  # a Redis outage must not hold back this process's own sockets
-                sent = []
-                if outage_of(exc) is None and not isinstance(exc, OSError):
-                    # Not Redis away but frames the layer cannot carry: retrying won't help.
-                    logger.error("dropped %d frame(s) of %s: %r", len(frames), group, exc)
-                    continue
-                now = self.loop.time()
-                failing_since = failing_since or now
-                if now - failing_since > PUBLISH_RETRY_SECONDS or self.closing:
-                    logger.error("dropped %d frame(s) of %s: %s", len(frames), group, exc)
-                    continue
-                logger.warning("channel layer unreachable (%s); retrying %s", exc, group)
-                # Back at the front, before any frame of the group queued meanwhile.
-                later = self._outbox.pop(group, [])
-                self._outbox = {group: frames + later, **self._outbox}
-                await asyncio.sleep(0.5)
-            finally:
-                _tell(sent)
-
     async def flushed(self, conversation_id: Any) -> None:
         """Wait until every frame posted so far for the conversation has been sent."""
         pump = self._pumps.get(str(conversation_id))
         while pump is not None:
             await asyncio.shield(pump)
             pump = self._pumps.get(str(conversation_id))
-
-    # --- the channel layer -------------------------------------------------------------
-    async def _subscribe(self, key: str) -> None:
-        if not self.shared or key in self._subscribed:
-            return
-        self._subscribed.add(key)
-        try:
-            if self._channel is None:
-                self._channel = await self.layer.new_channel()
-                self._receiver = self.loop.create_task(
-                    self._receive(self._channel), context=rls.unscoped_context()
-                )
-            await self.layer.group_add(conversation_group(key), self._channel)
-        except Exception as exc:
-            # Redis is down: local sockets still work; the watchdog subscribes again and
-            # then sends these sockets what was published meanwhile.
-            self._subscribed.discard(key)
-            self._mark_missed([key])
-            logger.warning("could not subscribe to %s; will retry (%s)", key, exc)
-
-    async def resubscribe(self) -> None:
-        """Subscribe to every conversation with local sockets or runs (after an outage)."""
-        for key in {*self.sockets, *self.runs} - self._subscribed:
-            await self._subscribe(key)
-
-    def is_subscribed(self, key: str) -> bool:
-        """Say whether this process hears what other processes publish to `key`."""
-        return key in self._subscribed
-
-    async def _unsubscribe_if_idle(self, key: str) -> None:
-        if key in self.sockets or key in self.runs or key not in self._subscribed:
-            return
-        self._subscribed.discard(key)
-        self.audience.forget(key)
-        try:
-            await self.layer.group_discard(conversation_group(key), self._channel)
-        except Exception as exc:
-            logger.warning("could not unsubscribe from %s (%s)", key, exc)
-
-    async def _receive(self, channel: str) -> None:
-        while True:
-            event = await self.layer.receive(channel)
-            try:
-                self._dispatch(event)
-            except Exception:
-                logger.exception("bad channel-layer event %r", event)
-
-    def _dispatch(self, event: dict[str, Any]) -> None:
-        if event.get("type") == "chat.echo":
-            self._echo_returned(int(event.get("nonce") or 0))
-            return
-        if event.get("origin") == PROCESS_ID:
-            return
-        key = conversation_of(event.get("group") or "") or event.get("conversation_id")
-        if not key:
-            return
-        if event.get("type") == "chat.frames":
-            for frame in event["frames"]:
-                self.post(key, frame, local_only=True)
-        elif event.get("type") == "chat.stop" and key in self.runs:
-            self.runs[key].cancel("stop")
 
     async def aclose(self) -> None:
         """Stop runs, background tasks and the layer receiver (tests, shutdown).
@@ -364,19 +249,7 @@ class Hub(Continuity, Delivery):
         pumps = list(self._pumps.values())
         if pumps:  # the announcements still queued per conversation
             await asyncio.wait(pumps, timeout=SHUTDOWN_WAIT_SECONDS)
-        if self._publisher is not None:
-            await asyncio.wait([self._publisher], timeout=SHUTDOWN_WAIT_SECONDS)
-        if self._receiver is not None:
-            self._receiver.cancel()
-            await asyncio.gather(self._receiver, return_exceptions=True)
-
-
-def _tell(callbacks: list[Callable[[], None]]) -> None:
-    for callback in callbacks:
-        try:
-            callback()
-        except Exception:
-            logger.exception("a sent-callback failed")
+        await self._close_interprocess(SHUTDOWN_WAIT_SECONDS)
 
 
 _hubs: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Hub] = weakref.WeakKeyDictionary()

@@ -20,7 +20,7 @@ from typing import Any
 
 from redis.exceptions import RedisError
 
-from .hub import PROCESS_ID
+from .interprocess import PROCESS_ID
 from .redis import get_redis
 
 logger = logging.getLogger(__name__)
