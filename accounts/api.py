@@ -9,6 +9,7 @@ from ninja import Field, Router, Schema
 from pydantic import StrictBool
 
 from core.schemas import Input, ModelId, Text, errors
+from toolbox.catalog import ToolIds
 
 from .preferences import (
     INSTRUCTIONS_MAX_CHARS,
@@ -27,12 +28,14 @@ class UserSettingsOut(Schema):
     default_model: str = Field(description="blank: the site's default model")
     custom_instructions: str = Field(description="added to every conversation's instructions")
     memory_enabled: bool = Field(description="memories across conversations: recalled and saved")
+    tools_enabled: list[str] = Field(description="tool ids on in new conversations (GET /tools)")
 
 
 class UserSettingsPatchIn(Input):
     default_model: ModelId | None = Field(None, description="an id GET /models lists, or blank")
     custom_instructions: Annotated[Text, Field(max_length=INSTRUCTIONS_MAX_CHARS)] | None = None
     memory_enabled: StrictBool | None = None
+    tools_enabled: ToolIds | None = Field(None, description="ids GET /tools lists")
 
 
 @router.get("/me/settings", response={200: UserSettingsOut, **ERRORS})

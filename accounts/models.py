@@ -45,6 +45,8 @@ class UserSettings(models.Model):
     custom_instructions = models.TextField(_("custom instructions"), blank=True, default="")
     # Memories across conversations: recalled into every request and saved by the agent.
     memory_enabled = models.BooleanField(_("memory"), default=True)
+    # Tool ids on by default in this user's conversations (null: the site's defaults).
+    tools_enabled = models.JSONField(_("tools"), null=True, blank=True, default=None)
     updated_at = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:

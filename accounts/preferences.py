@@ -1,4 +1,4 @@
-"""Each user's chat settings: the default model and custom instructions."""
+"""Each user's chat settings: the default model, custom instructions, memory, tools."""
 
 from __future__ import annotations
 
@@ -8,11 +8,13 @@ from django.db import transaction
 
 from core.errors import Invalid
 from core.llm_catalog import check_model
+from toolbox.catalog import check_ids, enabled_ids
+from toolbox.servers import list_servers
 
 from .models import UserSettings
 
 INSTRUCTIONS_MAX_CHARS = 8000
-EDITABLE_FIELDS = {"default_model", "custom_instructions", "memory_enabled"}
+EDITABLE_FIELDS = {"default_model", "custom_instructions", "memory_enabled", "tools_enabled"}
 
 
 def get_user_settings(*, user: Any) -> UserSettings:
@@ -23,27 +25,16 @@ def get_user_settings(*, user: Any) -> UserSettings:
 
 @transaction.atomic
 def update_user_settings(*, user: Any, **changes: Any) -> UserSettings:
-    """Change the default model, custom instructions and/or memory; validate all first."""
+    """Change the default model, custom instructions, memory and/or the tools on by default
+    (typed at the edge: `UserSettingsPatchIn`); the model and the tools must be on offer."""
     unknown = set(changes) - EDITABLE_FIELDS
     if unknown:
         raise Invalid(f"Unknown field: {', '.join(sorted(unknown))}.")
-    cleaned: dict[str, Any] = {}
+    cleaned = dict(changes)
     if "default_model" in changes:
-        model = changes["default_model"]
-        if not isinstance(model, str):
-            raise Invalid("default_model must be a string (blank: the site's default).")
-        cleaned["default_model"] = check_model(model.strip())
-    if "custom_instructions" in changes:
-        text = changes["custom_instructions"]
-        if not isinstance(text, str) or len(text) > INSTRUCTIONS_MAX_CHARS:
-            raise Invalid(
-                f"Custom instructions are text of at most {INSTRUCTIONS_MAX_CHARS} characters."
-            )
-        cleaned["custom_instructions"] = text
-    if "memory_enabled" in changes:
-        if not isinstance(changes["memory_enabled"], bool):
-            raise Invalid("memory_enabled is true or false.")
-        cleaned["memory_enabled"] = changes["memory_enabled"]
+        cleaned["default_model"] = check_model(changes["default_model"])
+    if "tools_enabled" in changes:
+        cleaned["tools_enabled"] = check_ids(changes["tools_enabled"], list_servers())
     found, _created = UserSettings.objects.select_for_update().get_or_create(user_id=user.pk)
     for field, value in cleaned.items():
         setattr(found, field, value)
@@ -57,4 +48,5 @@ def user_settings_to_dict(found: UserSettings) -> dict[str, Any]:
         "default_model": found.default_model,
         "custom_instructions": found.custom_instructions,
         "memory_enabled": found.memory_enabled,
+        "tools_enabled": enabled_ids(conversation_tools=None, user_tools=found.tools_enabled),
     }

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal, Protocol, TypedDict
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AnyMessage
+from langchain_core.tools import BaseTool
 from langgraph.graph.message import add_messages
 
 from agent.config import AgentConfig
@@ -109,6 +110,9 @@ class AgentContext:
     # messages (None: not available, e.g. a thread without rows).
     memory: MemoryAccess | None = None
     recall_messages: MessageRecall | None = None
+    # The tools switched on for this conversation beyond the built-in ones: web search and
+    # reading pages, sandboxed Python, MCP servers' tools (built by the caller).
+    extra_tools: tuple[BaseTool, ...] = ()
 
     @property
     def summary_model(self) -> BaseChatModel:

@@ -87,6 +87,16 @@ TOOL_WORDS: dict[str, tuple[str, str, str]] = {
         _("Deleted a memory"),
         _("Could not delete that memory"),
     ),
+    "web_search": (
+        _("Searching the web"),
+        _("Searched the web"),
+        _("Could not search the web"),
+    ),
+    "read_url": (
+        _("Opening a web page"),
+        _("Read a web page"),
+        _("Could not open that web page"),
+    ),
 }
 # Any other tool (an MCP server's): its own name is all we know of it.
 OTHER_TOOL = "other"
@@ -94,6 +104,13 @@ OTHER_TOOL_WORDS = (
     _("Using the tool %(tool)s"),
     _("Used the tool %(tool)s"),
     _("The tool %(tool)s did not work this time"),
+)
+# An MCP server's tool: its name and its server's (toolbox/).
+MCP_TOOL = "mcp"
+MCP_TOOL_WORDS = (
+    _("Using %(tool)s on %(server)s"),
+    _("Used %(tool)s on %(server)s"),
+    _("%(tool)s on %(server)s did not work this time"),
 )
 
 STEPS: dict[str, Step] = {
@@ -248,8 +265,33 @@ STEPS: dict[str, Step] = {
         "tool_result", _("Did not save this as a memory: you already have %(limit)s memories")
     ),
     "memory.no_match": _step("tool_result", _("No saved memory matched, so nothing was deleted")),
+    # the web tools (agent/tools/web.py; read_url's are agent/net.py's FetchProblem)
+    "web.search_failed": _step("tool_result", _("The web search did not answer this time")),
+    "web.bad_address": _step(
+        "tool_result", _("Only web pages (http or https addresses) can be opened")
+    ),
+    "web.blocked": _step(
+        "tool_result", _("Did not open %(host)s: it is not on the public internet")
+    ),
+    "web.unreachable": _step("tool_result", _("Could not reach %(host)s")),
+    "web.too_slow": _step("tool_result", _("The page at %(host)s took too long to load")),
+    "web.too_many_redirects": _step(
+        "tool_result", _("The page at %(host)s forwarded to other addresses too many times")
+    ),
+    "web.page_error": _step(
+        "tool_result", _("The page at %(host)s answered with an error (%(status)s)")
+    ),
+    "web.unsupported": _step("tool_result", _("Cannot read this kind of file (%(kind)s)")),
+    "web.no_text": _step("tool_result", _("Found no readable text on the page at %(host)s")),
+    # any tool: what stopped it
+    "tool.timeout": _step("tool_result", _("%(tool)s took too long and was stopped")),
+    "tool.unreachable": _step("tool_result", _("Could not reach %(server)s to use %(tool)s")),
 }
-for _name, _words in {**TOOL_WORDS, OTHER_TOOL: OTHER_TOOL_WORDS}.items():
+for _name, _words in {
+    **TOOL_WORDS,
+    OTHER_TOOL: OTHER_TOOL_WORDS,
+    MCP_TOOL: MCP_TOOL_WORDS,
+}.items():
     STEPS[f"tool.{_name}.call"] = Step("tool_call", _words[0])
     STEPS[f"tool.{_name}.done"] = Step("tool_result", _words[1])
     STEPS[f"tool.{_name}.failed"] = Step("tool_result", _words[2])
@@ -276,8 +318,11 @@ class ToolFailed(ValueError):
         self.params = params
 
 
-def tool_code(name: str, outcome: str) -> str:
-    """Return the step code of a tool's call, result or failure ("call", "done", "failed")."""
+def tool_code(name: str, outcome: str, *, server: str | None = None) -> str:
+    """Return the step code of a tool's call, result or failure ("call", "done", "failed");
+    an MCP server's tool (`server`) has its own."""
+    if server:
+        return f"tool.{MCP_TOOL}.{outcome}"
     return f"tool.{name if name in TOOL_WORDS else OTHER_TOOL}.{outcome}"
 
 

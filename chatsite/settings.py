@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -53,6 +54,7 @@ INSTALLED_APPS = [
     "conversations",
     "knowledge",
     "memories",
+    "toolbox",
 ]
 
 MIDDLEWARE = [
@@ -335,3 +337,22 @@ EMBEDDING_BASE_URL = os.environ.get("EMBEDDING_BASE_URL", "")
 EMBEDDING_API_KEY = os.environ.get("EMBEDDING_API_KEY", "")
 # An upload's chunks are embedded on a thread after the request (False: before answering).
 KNOWLEDGE_EMBED_IN_BACKGROUND = os.environ.get("KNOWLEDGE_EMBED_IN_BACKGROUND", "1") != "0"
+
+# --- tools (toolbox/, agent/tools/) --------------------------------------------------
+# MCP servers from the environment, beside those staff register in the admin: a JSON list of
+# {"name", "url", "headers"?} (streamable HTTP) or {"name", "command", "args"?, "env"?}
+# (stdio: a process on this server). Checked when first read (toolbox/servers.py).
+try:
+    CHAT_MCP_SERVERS = json.loads(os.environ.get("CHAT_MCP_SERVERS", "") or "[]")
+except ValueError as exc:
+    raise ImproperlyConfigured(f"CHAT_MCP_SERVERS is not JSON: {exc}") from None
+if not isinstance(CHAT_MCP_SERVERS, list):
+    raise ImproperlyConfigured("CHAT_MCP_SERVERS must be a JSON list of servers.")
+# An MCP call (or listing) that takes longer is abandoned; the step says so, the reply goes on.
+CHAT_MCP_TIMEOUT = float(os.environ.get("CHAT_MCP_TIMEOUT", 20))
+# Web search (SearXNG's JSON API) and reading pages; `read_url` refuses private addresses
+# unless a host or CIDR is listed here.
+WEB_SEARCH_URL = os.environ.get("WEB_SEARCH_URL", "").rstrip("/")
+CHAT_FETCH_ALLOW = os.environ.get("CHAT_FETCH_ALLOW", "")
+# Python in a sandbox (bubblewrap): off unless staff switch it on.
+CHAT_PYTHON_SANDBOX = env_bool("CHAT_PYTHON_SANDBOX", False)

@@ -13,6 +13,7 @@ from ninja import Field
 from pydantic import model_validator
 
 from core.schemas import Input, JsonObject, Text, Time
+from toolbox.catalog import ToolIds
 
 from .feedback import COMMENT_MAX_LENGTH
 from .import_formats.common import MAX_PARTS
@@ -121,6 +122,7 @@ class ExportedConversation(Input):
     system_prompt: SystemPrompt | None = ""
     temperature: Temperature | None = None
     pinned: bool | None = Field(False, strict=True)
+    tools: ToolIds | None = Field(None, description="kept; those not on offer here are off")
     id: Text | None = Field(None, max_length=ID_MAX_LENGTH)
     status: Text | None = Field(None, max_length=20)
     message_count: int | None = Field(None, ge=0, le=MAX_SEQUENCE)

@@ -178,6 +178,7 @@ def store_conversation(*, user: Any, export: ExportFile) -> Conversation:
         system_prompt=header.system_prompt or "",
         temperature=header.temperature,
         pinned=bool(header.pinned),
+        tools=header.tools,
     )
     if header.created_at is not None:  # auto_now_add stamped "now"
         Conversation.objects.filter(pk=conversation.pk).update(created_at=header.created_at)

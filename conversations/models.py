@@ -100,6 +100,8 @@ class Conversation(models.Model):
     model = models.CharField(_("model"), max_length=MODEL_ID_MAX_LENGTH, blank=True, default="")
     system_prompt = models.TextField(_("system prompt"), blank=True, default="")
     temperature = models.FloatField(_("temperature"), null=True, blank=True)
+    # Tool ids on for this conversation (SPEC: Tools); null: the owner's default.
+    tools = models.JSONField(_("tools"), null=True, blank=True, default=None)
     # Shown first in the sidebar (SPEC: The shell and the landing).
     pinned = models.BooleanField(_("pinned"), default=False)
     # Set only at creation: never listed, searched, shared or used for memories; deleted

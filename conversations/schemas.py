@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from ninja import Schema
 from pydantic import AfterValidator, Field
@@ -62,6 +62,8 @@ ClientId = Annotated[
 AttachmentIds = Annotated[
     list[uuid.UUID], Field(max_length=MAX_ATTACHMENTS), AfterValidator(_distinct)
 ]
+# How a list of conversations may be sorted (the API, the list page, the search selector).
+SortField = Literal["created_at", "updated_at", "last_message_at", "message_count"]
 # Store a message although it holds sensitive information (after a `sensitive` error).
 ConfirmSensitive = Annotated[bool, Field(strict=True)]
 
@@ -114,6 +116,7 @@ class ConversationOut(Schema):
     model: str = Field(description="blank: the owner's default model, else the site's")
     system_prompt: str
     temperature: float | None
+    tools: list[str] | None = Field(description="tool ids on here; null: the owner's default")
     pinned: bool = Field(description="listed first in the sidebar")
     temporary: bool = Field(
         description="never listed, searched, shared or remembered; deleted when its last"

@@ -8,7 +8,7 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.db import connection
-from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery, TextField
+from django.db.models import Exists, JSONField, OuterRef, Q, QuerySet, Subquery, TextField
 from django.db.models.functions import Cast
 from django.db.models.lookups import Contains
 
@@ -53,7 +53,8 @@ def access_conversation(
 
     `lock` takes the row lock (the caller holds a transaction); `with_documents`
     annotates what a reply asks before it can start (`owner_has_documents`, and the
-    owner's `owner_default_model`, `owner_instructions`, `owner_memory_enabled`), so one
+    owner's `owner_default_model`, `owner_instructions`, `owner_memory_enabled`,
+    `owner_tools_enabled`), so one
     statement does the access check, the lock and those questions.
     """
     pk = parse_uuid(conversation_id)
@@ -74,6 +75,9 @@ def access_conversation(
             owner_default_model=Subquery(owner_settings.values("default_model")[:1]),
             owner_instructions=Subquery(owner_settings.values("custom_instructions")[:1]),
             owner_memory_enabled=Subquery(owner_settings.values("memory_enabled")[:1]),
+            owner_tools_enabled=Subquery(
+                owner_settings.values("tools_enabled")[:1], output_field=JSONField()
+            ),
         )
     try:
         return rows.get(pk=pk)

@@ -15,6 +15,8 @@ from django.utils import timezone
 from agent.tokens import estimate_tokens
 from core.errors import Invalid, NotFound
 from core.llm_catalog import check_model
+from toolbox.catalog import check_ids
+from toolbox.servers import list_servers
 
 from . import events, threads
 from .models import (
@@ -36,6 +38,7 @@ EDITABLE_FIELDS = {
     "system_prompt",
     "temperature",
     "pinned",
+    "tools",
 }
 AUTO_TITLE_MAX_LENGTH = 60
 
@@ -99,6 +102,8 @@ def update_conversation(*, conversation: Conversation, **changes: Any) -> Conver
         cleaned["model"] = check_model(changes["model"])
     if "project" in changes:
         cleaned["project"] = _project_of(user=conversation.created_by, project=changes["project"])
+    if changes.get("tools") is not None:
+        cleaned["tools"] = check_ids(changes["tools"], list_servers())
     if "title" in cleaned:
         cleaned["title_source"] = Conversation.TitleSource.USER
     if cleaned.get("status") == Conversation.Status.ARCHIVED != conversation.status:

@@ -10,9 +10,11 @@ ledger). It writes no rows and announces nothing: the reply orchestrator
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
+from langchain_core.tools import BaseTool
 
 from accounts.models import UserSettings
 from agent.config import AgentConfig
@@ -27,6 +29,8 @@ from core.llm_catalog import ModelInfo, amodel_in_force, model_in_force
 from knowledge.hybrid import aretrieve
 from knowledge.selectors import aget_document_section, user_has_documents
 from memories.services import AgentMemory
+from toolbox import catalog
+from toolbox.servers import list_servers
 
 from . import threads as conversation_threads
 from .attachments import image_data_url
@@ -96,19 +100,32 @@ def _knowledge_for(user_id: int, scope: Any = None):
     return retriever, section_lookup
 
 
-def _owner_settings(conversation: Conversation) -> tuple[str, str, bool]:
-    """Return the owner's default model, custom instructions and whether memory is on
-    (read with the conversation when it was claimed, else asked now)."""
+@dataclass(frozen=True)
+class OwnerSettings:
+    """What a conversation's owner chose for all their conversations."""
+
+    default_model: str = ""
+    instructions: str = ""
+    memory_enabled: bool = True
+    tools_enabled: list[str] | None = None  # None: the site's defaults
+
+
+def _owner_settings(conversation: Conversation) -> OwnerSettings:
+    """Return the owner's settings (read with the conversation when it was claimed, else
+    asked now)."""
     if hasattr(conversation, "owner_default_model"):
-        return (
+        return OwnerSettings(
             conversation.owner_default_model or "",
             conversation.owner_instructions or "",
             getattr(conversation, "owner_memory_enabled", None) is not False,
+            getattr(conversation, "owner_tools_enabled", None),
         )
     found = UserSettings.objects.filter(user_id=conversation.created_by_id).first()
     if found is None:
-        return "", "", True
-    return found.default_model, found.custom_instructions, found.memory_enabled
+        return OwnerSettings()
+    return OwnerSettings(
+        found.default_model, found.custom_instructions, found.memory_enabled, found.tools_enabled
+    )
 
 
 _aowner_settings = db_async(_owner_settings, close_serial=False)
@@ -119,8 +136,8 @@ def join_instructions(*blocks: str) -> str:
     return "\n\n".join(block.strip() for block in blocks if block and block.strip())
 
 
-async def aowner_settings(conversation: Conversation) -> tuple[str, str, bool]:
-    """Return the owner's default model, custom instructions and memory switch."""
+async def aowner_settings(conversation: Conversation) -> OwnerSettings:
+    """Return the owner's default model, custom instructions, memory and tool switches."""
     if hasattr(conversation, "owner_default_model"):
         return _owner_settings(conversation)
     return await _aowner_settings(conversation)
@@ -131,10 +148,10 @@ async def aconversation_config(
 ) -> tuple[AgentConfig, str]:
     """Return the agent's settings and the instructions in force for a conversation:
     `model` (one reply's choice), else its own, else the owner's default, else the site's."""
-    default_model, custom, _memory = await aowner_settings(conversation)
-    info = await amodel_in_force(model, conversation.model, default_model)
+    owner = await aowner_settings(conversation)
+    info = await amodel_in_force(model, conversation.model, owner.default_model)
     config = build_agent_config(info, temperature=conversation.temperature)
-    return config, join_instructions(custom, conversation.system_prompt)
+    return config, join_instructions(owner.instructions, conversation.system_prompt)
 
 
 async def astart_turn(
@@ -155,7 +172,7 @@ async def astart_turn(
         conversation_id=conversation.pk, resume_after=resume_after
     )
     config, instructions = await aconversation_config(conversation, model=model)
-    _model, _custom, memory_on = await aowner_settings(conversation)
+    owner = await aowner_settings(conversation)
     # A temporary conversation neither reads nor saves memories (no remember tool).
     memory = (
         AgentMemory(
@@ -164,7 +181,7 @@ async def astart_turn(
             message_id=user_message.pk,
             said=user_message.content,
         )
-        if memory_on and not conversation.temporary
+        if owner.memory_enabled and not conversation.temporary
         else None
     )
     context = AgentContext(
@@ -180,6 +197,7 @@ async def astart_turn(
         images=await _aimages_of(user_message, vision=config.vision),
         memory=memory,
         recall_messages=branch_recall(conversation.pk, user_message.pk),
+        extra_tools=tuple(await _atools_on(conversation.tools, owner.tools_enabled)),
     )
     return Turn(
         context,
@@ -187,6 +205,17 @@ async def astart_turn(
         question=Question(str(user_message.id), user_message.content),
         checkpointer=await conversation_threads.aget_checkpointer(),
     )
+
+
+async def _atools_on(conversation_tools: Any, owner_tools: Any) -> list[BaseTool]:
+    """Return the tools switched on for a conversation (toolbox.catalog decides which)."""
+    ids = catalog.enabled_ids(conversation_tools=conversation_tools, user_tools=owner_tools)
+    if not ids:
+        return []  # most turns: no database call at all
+    return catalog.build_tools(ids, await _alist_servers())
+
+
+_alist_servers = db_async(list_servers, close_serial=False)
 
 
 def _images_of(message: Message, *, vision: bool) -> tuple[tuple[str, str], ...]:

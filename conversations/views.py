@@ -35,6 +35,7 @@ from .api.schemas import ConversationCreateIn, ProjectId, Status
 from .models import INSTRUCTIONS_MAX_CHARS, Conversation
 from .realtime.ratelimit import check_rate
 from .rendering import render_markdown
+from .schemas import SortField
 from .tree import with_siblings
 
 PAGE_SIZE = 50
@@ -66,7 +67,7 @@ class ListPageQuery(Schema):
     service: Text | None = Field(None, max_length=100)
     from_: date | None = Field(None, alias="from")
     to: date | None = None
-    sort: Literal["created_at", "updated_at", "last_message_at", "message_count"] = "updated_at"
+    sort: SortField = "updated_at"
     order: Literal["asc", "desc"] = "desc"
     cursor: Text | None = Field(None, max_length=1000)
     role: Literal["user", "assistant"] | None = None  # of the matching messages

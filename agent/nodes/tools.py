@@ -15,13 +15,14 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, ToolCall, ToolMessage
 from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool
 from langgraph.runtime import Runtime
 
 from agent.incoming import clean
 from agent.progress import emit, emit_step
 from agent.state import AgentContext, AgentState
 from agent.steps import ToolFailed, tool_code
-from agent.tools import CONTEXT_KEY, TOOLS
+from agent.tools import CONTEXT_KEY, tools_for
 
 logger = logging.getLogger(__name__)
 TOOL_TIMEOUT_SECONDS = 30.0
@@ -32,10 +33,12 @@ ERROR_PREFIX = "Error: "
 
 @dataclass(frozen=True)
 class Outcome:
-    """What one tool call came to: the text the model reads and, on failure, the step."""
+    """What one tool call came to: the text the model reads and, on failure, the step;
+    `sources` are what a web tool read ({title, url, snippet}), cited like documents."""
 
     text: str
     failure: dict[str, Any] | None = field(default=None)  # {"code", "params"}
+    sources: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def failed(self) -> bool:
@@ -44,7 +47,11 @@ class Outcome:
 
 def as_outcome(value: dict[str, Any]) -> Outcome:
     """Return a result kept earlier in this turn (the route node empties them per turn)."""
-    return Outcome(text=str(value.get("text", "")), failure=value.get("failure"))
+    return Outcome(
+        text=str(value.get("text", "")),
+        failure=value.get("failure"),
+        sources=list(value.get("sources") or []),
+    )
 
 
 def call_signature(call: ToolCall) -> str:
@@ -54,58 +61,139 @@ def call_signature(call: ToolCall) -> str:
 
 def failed(call: ToolCall, model_text: str, code: str | None = None, **params: Any) -> Outcome:
     """Return a failed outcome: `model_text` for the model, a step for the person."""
-    step = code or tool_code(call["name"], "failed")
+    step = code or tool_code(call["name"], "failed", server=params.get("server"))
     return Outcome(
         text=f"{ERROR_PREFIX}{model_text}",
         failure={"code": step, "params": {"tool": call["name"], **params}},
     )
 
 
-async def execute_call(call: ToolCall, config: RunnableConfig) -> Outcome:
+async def execute_call(call: ToolCall, tool: BaseTool | None, config: RunnableConfig) -> Outcome:
     """Run one tool call; a failure becomes an outcome, never an exception.
 
-    What a tool returns enters here, and is cleaned here (agent/incoming.py).
+    What a tool returns enters here, is cut to RESULT_CHARS (a server may answer with
+    megabytes) and cleaned (agent/incoming.py).
     """
-    outcome = await _run_call(call, config)
-    return Outcome(text=clean(outcome.text)[:RESULT_CHARS], failure=clean(outcome.failure))
+    outcome = await _run_call(call, tool, config)
+    return Outcome(
+        text=clean(outcome.text[: RESULT_CHARS + 1000])[:RESULT_CHARS],
+        failure=clean(outcome.failure),
+        sources=clean(outcome.sources),
+    )
 
 
-async def _run_call(call: ToolCall, config: RunnableConfig) -> Outcome:
-    tool = TOOLS.get(call["name"])
+async def _run_call(call: ToolCall, tool: BaseTool | None, config: RunnableConfig) -> Outcome:
     if tool is None:
         return failed(call, f"unknown tool {call['name']!r}")
+    meta = tool.metadata or {}
+    who = _who(tool, call)
+    invocation = {**call, "type": "tool_call"}  # answered with a ToolMessage: content + artifact
     try:
-        result = await asyncio.wait_for(tool.ainvoke(call["args"], config), TOOL_TIMEOUT_SECONDS)
+        result = await asyncio.wait_for(
+            tool.ainvoke(invocation, config), meta.get("timeout", TOOL_TIMEOUT_SECONDS)
+        )
     except TimeoutError:
-        return failed(call, f"{call['name']} timed out")
+        return failed(call, f"{call['name']} timed out", "tool.timeout", **who)
     except ToolFailed as refusal:  # a reason the person should hear
         return failed(call, str(refusal), refusal.code, **refusal.params)
     except Exception as exc:  # the model reads the error and answers from it
         logger.info("tool %s failed: %s: %s", call["name"], type(exc).__name__, exc)
-        return failed(call, str(exc) or type(exc).__name__)
-    return Outcome(text=str(result))
+        if who.get("server") and _unreachable(exc):
+            return failed(call, f"could not reach {who['server']}", "tool.unreachable", **who)
+        return failed(call, _exception_text(exc), **who)
+    if isinstance(result, ToolMessage):
+        artifact = result.artifact if isinstance(result.artifact, dict) else {}
+        text = content_text(result.content)
+        if result.status == "error":  # an MCP server's own error result
+            return failed(call, text or "the tool reported an error", **who)
+        return Outcome(text=text, sources=_sources(artifact.get("sources")))
+    return Outcome(text=content_text(result))
 
 
-def _announce(call: ToolCall, repeated: bool) -> None:
+def content_text(content: Any) -> str:
+    """Return a tool's answer as text: MCP tools answer with a list of content blocks."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for block in content:
+            if isinstance(block, str):
+                parts.append(block)
+            elif isinstance(block, dict) and block.get("type") == "text":
+                parts.append(str(block.get("text", "")))
+            elif isinstance(block, dict):
+                parts.append(f"[{block.get('type', 'content')}]")
+        return "\n".join(parts)
+    return str(content)
+
+
+def _unreachable(exc: BaseException) -> bool:
+    """Say whether a tool server could not be reached or went away mid-call."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    names = {type(e).__name__ for e in (exc, exc.__cause__, exc.__context__) if e is not None}
+    return (
+        isinstance(exc, OSError | ConnectionError)
+        or bool(names & {"ConnectError", "ReadError", "RemoteProtocolError", "ClosedResourceError"})
+        or "connection closed" in str(exc).lower()
+    )
+
+
+def _exception_text(exc: BaseException) -> str:
+    """Return what went wrong, for the model (an exception group: its first cause)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return str(exc) or type(exc).__name__
+
+
+def _sources(value: Any) -> list[dict[str, Any]]:
+    """Return a web tool's sources, each {title, url, snippet} as text (others dropped)."""
+    if not isinstance(value, list):
+        return []
+    keep = []
+    for item in value[:20]:
+        if isinstance(item, dict) and isinstance(item.get("url"), str):
+            keep.append(
+                {
+                    "title": str(item.get("title") or item["url"])[:300],
+                    "url": item["url"][:2000],
+                    "snippet": str(item.get("snippet") or "")[:500],
+                }
+            )
+    return keep
+
+
+def _who(tool: BaseTool | None, call: ToolCall) -> dict[str, Any]:
+    """Return the step's names of a tool: an MCP tool's own name and its server's."""
+    meta = (tool.metadata or {}) if tool is not None else {}
+    if meta.get("server"):
+        return {"tool": meta.get("tool") or call["name"], "server": meta["server"]}
+    return {"tool": call["name"]}
+
+
+def _announce(call: ToolCall, who: dict[str, Any], repeated: bool) -> None:
     """Report a tool call (and whether it is a repeat) on the progress stream."""
-    params: dict[str, Any] = {"tool": call["name"], "args": call["args"]}
+    params: dict[str, Any] = {**who, "args": call["args"]}
     if repeated:
         params["repeat"] = True  # answered from this turn's earlier result
-    step = emit_step(tool_code(call["name"], "call"), **params)
+    step = emit_step(tool_code(call["name"], "call", server=who.get("server")), **params)
     emit(
         {"kind": "tool_call", "id": call["id"], "name": call["name"], "args": call["args"], **step}
     )
 
 
-def _report(call: ToolCall, outcome: Outcome) -> None:
+def _report(call: ToolCall, who: dict[str, Any], outcome: Outcome) -> None:
     """Report a tool result on the progress stream: a failure as its step, never raw."""
     if outcome.failure is not None:
-        step = emit_step(outcome.failure["code"], **outcome.failure["params"])
+        step = emit_step(outcome.failure["code"], **{**outcome.failure["params"], **who})
         extra: dict[str, Any] = {}
     else:
         preview = outcome.text[:RESULT_PREVIEW_CHARS]
-        step = emit_step(tool_code(call["name"], "done"), tool=call["name"], result=preview)
+        code = tool_code(call["name"], "done", server=who.get("server"))
+        step = emit_step(code, **who, result=preview)
         extra = {"output": outcome.text}
+        if outcome.sources:
+            extra["sources"] = outcome.sources
     emit(
         {
             "kind": "tool_result",
@@ -140,18 +228,25 @@ async def tools(
         **config,
         "configurable": {**config.get("configurable", {}), CONTEXT_KEY: runtime.context},
     }
+    registry = {t.name: t for t in tools_for(runtime.context)}
     fresh: dict[str, ToolCall] = {}
     for call in calls:
         signature = call_signature(call)
-        _announce(call, repeated=signature in known or signature in fresh)
+        who = _who(registry.get(call["name"]), call)
+        _announce(call, who, repeated=signature in known or signature in fresh)
         if signature not in known:
             fresh.setdefault(signature, call)
-    results = await asyncio.gather(*(execute_call(c, tool_config) for c in fresh.values()))
+    results = await asyncio.gather(
+        *(execute_call(c, registry.get(c["name"]), tool_config) for c in fresh.values())
+    )
     known.update(zip(fresh, results, strict=True))
     replies = []
     for call in calls:
         outcome = known[call_signature(call)]
-        _report(call, outcome)
+        _report(call, _who(registry.get(call["name"]), call), outcome)
         replies.append(tool_message(call, outcome))
-    saved = {key: {"text": o.text, "failure": o.failure} for key, o in known.items()}
+    saved = {
+        key: {"text": o.text, "failure": o.failure, "sources": o.sources}
+        for key, o in known.items()
+    }
     return {"messages": replies, "tool_results": saved}

@@ -34,12 +34,18 @@ TOOLS: dict[str, BaseTool] = {
     )
 }
 
-__all__ = ["CONTEXT_KEY", "TOOLS", "tool_schemas_json", "tools_for"]
+# Built-ins a site switches on by configuration (a search provider, the sandbox): built per
+# turn with their settings (agent/tools/web.py, agent/tools/python_sandbox.py) and handed
+# in as `AgentContext.extra_tools`, as MCP servers' tools are.
+CONFIGURED_TOOLS = ("web_search", "read_url", "python")
+
+__all__ = ["CONFIGURED_TOOLS", "CONTEXT_KEY", "TOOLS", "tool_schemas_json", "tools_for"]
 
 
 def tools_for(context: AgentContext) -> list[BaseTool]:
     """Return the tools that make sense for this run (search only when it can find, memory
-    only when it is on; none for a model whose server refuses tools)."""
+    only when it is on, then the ones switched on for the conversation; none for a model
+    whose server refuses tools). A switched-on tool never shadows a built-in one."""
     if not supports_tools(context.config):
         return []
     chosen = [calculator, get_current_datetime]
@@ -51,6 +57,8 @@ def tools_for(context: AgentContext) -> list[BaseTool]:
         chosen.append(search_conversations)
     if context.memory is not None:
         chosen += [remember, forget]
+    taken = {t.name for t in chosen}
+    chosen += [t for t in context.extra_tools if t.name not in taken]
     return chosen
 
 

@@ -221,8 +221,9 @@ def get_conversation(request: HttpRequest, conversation_id: str):
 @router.patch("/conversations/{conversation_id}", response={200: ConversationOut, **ERRORS})
 def update_conversation(request: HttpRequest, conversation_id: str, payload: ConversationPatchIn):
     """Change title, description, status, project, service_id, model (an id `GET /models`
-    lists, blank for the default; another → 422), system prompt, temperature or pinned
-    (`temporary` is set only at creation)."""
+    lists, blank for the default; another → 422), system prompt, temperature, pinned or
+    tools (ids `GET /tools` lists; null: the owner's default). `temporary` is set only at
+    creation."""
     conversation = _owned(request, conversation_id)
     changes = payload.dict(exclude_unset=True)
     for field in (

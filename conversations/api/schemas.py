@@ -15,11 +15,13 @@ from conversations.schemas import (
     ModelId,
     ObjectId,
     ServiceId,
+    SortField,
     SystemPrompt,
     Temperature,
     Title,
 )
 from core.schemas import Input, Text, Time
+from toolbox.catalog import ToolIds
 
 MAX_ID = 2**63 - 1
 
@@ -55,7 +57,7 @@ class ConversationFilters(Schema):
     service_id: ServiceId | None = None
     created_after: Time | None = None
     created_before: Time | None = None
-    sort: Literal["created_at", "updated_at", "last_message_at", "message_count"] = "updated_at"
+    sort: SortField = "updated_at"
     order: Literal["asc", "desc"] = "desc"
     limit: int = Field(50, ge=1, le=200)
     cursor: Text | None = Field(None, max_length=1000)
@@ -101,6 +103,7 @@ class ConversationPatchIn(Input):
     system_prompt: SystemPrompt | None = None
     temperature: Temperature | None = Field(None, description="null: the model's default")
     pinned: bool | None = Field(None, strict=True, description="listed first in the sidebar")
+    tools: ToolIds | None = Field(None, description="tool ids (GET /tools); null: your default")
 
 
 class AttachmentOut(Schema):

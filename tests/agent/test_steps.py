@@ -9,7 +9,7 @@ import pytest
 
 from agent.events import ThinkingStep
 from agent.steps import CODES, STEPS, TOOL_WORDS, ToolFailed, describe, step, tool_code
-from agent.tools import TOOLS
+from agent.tools import CONFIGURED_TOOLS, TOOLS
 
 DEVELOPER_WORDS = re.compile(r"\(s\)|\(ies\)|\w+(Error|Exception)\b|Error:|→|\w+_\w+")
 
@@ -20,11 +20,16 @@ def test_every_step_belongs_to_a_kind_of_thinking_frame():
 
 
 def test_every_built_in_tool_has_words_for_people():
-    assert set(TOOLS) == set(TOOL_WORDS)
-    for name in TOOLS:
+    assert set(TOOL_WORDS) == set(TOOLS) | set(CONFIGURED_TOOLS)
+    for name in TOOL_WORDS:
         for outcome in ("call", "done", "failed"):
             assert tool_code(name, outcome) in STEPS
     assert tool_code("mcp:files:read", "call") == "tool.other.call"
+    # An MCP server's tool: words that name the tool and its server.
+    assert tool_code("lookup", "call", server="files") == "tool.mcp.call"
+    assert describe("tool.mcp.call", {"tool": "lookup", "server": "files"}) == (
+        "Using lookup on files"
+    )
 
 
 @pytest.mark.parametrize("code", CODES)

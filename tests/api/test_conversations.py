@@ -68,6 +68,18 @@ def test_patch_changes_only_what_is_sent(api, alice):
     assert conversation.archived_at is not None
 
 
+def test_a_title_is_one_line_and_its_length_is_counted_after(api, alice):
+    conversation = make_conversation(alice, title="Old")
+    response = api.patch(f"/conversations/{conversation.id}", {"title": "t" * 201})
+    assert response.status_code == 422
+    conversation.refresh_from_db()
+    assert conversation.title == "Old"
+    spaced = "  Trip \n\n to   Busan " + " " * 300  # 300 spaces: under 200 once collapsed
+    response = api.patch(f"/conversations/{conversation.id}", {"title": spaced})
+    assert response.status_code == 200, response.content
+    assert response.json()["title"] == "Trip to Busan"
+
+
 def test_patch_with_unknown_status_changes_nothing(api, alice):
     conversation = make_conversation(alice, title="Old")
     response = api.patch(f"/conversations/{conversation.id}", {"title": "New", "status": "gone"})
