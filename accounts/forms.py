@@ -31,6 +31,17 @@ class UserSettingsForm(forms.Form):
         ),
     )
 
-    def __init__(self, *args, models=(), **kwargs):
+    tools_enabled = forms.MultipleChoiceField(
+        label=_("Tools in new conversations"),
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text=_("Each conversation can switch its own on or off in the message box."),
+    )
+
+    def __init__(self, *args, models=(), tools=(), **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["default_model"].choices = [("", _("The site's default")), *models]
+        if tools:
+            self.fields["tools_enabled"].choices = list(tools)
+        else:  # nothing on offer: no empty list to save over the user's choice
+            del self.fields["tools_enabled"]

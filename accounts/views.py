@@ -12,6 +12,8 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from core.errors import ServiceError
 from core.llm_catalog import list_models
+from toolbox import catalog
+from toolbox.servers import list_servers
 
 from .forms import ApiTokenForm, SignupForm, UserSettingsForm
 from .preferences import get_user_settings, update_user_settings
@@ -68,14 +70,21 @@ def revoke_token(request: HttpRequest, token_id: int) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 def preferences(request: HttpRequest) -> HttpResponse:
-    """The default model and custom instructions."""
+    """The default model, custom instructions and the tools on in new conversations."""
     models = [(m.id, m.label) for m in list_models()]
+    tools = [
+        (t.id, f"{t.name} ({t.server})" if t.server else t.name)
+        for t in catalog.available(list_servers())
+    ]
     current = get_user_settings(user=request.user)
     initial = {
         "default_model": current.default_model,
         "custom_instructions": current.custom_instructions,
+        "tools_enabled": catalog.enabled_ids(
+            conversation_tools=None, user_tools=current.tools_enabled
+        ),
     }
-    form = UserSettingsForm(request.POST or None, initial=initial, models=models)
+    form = UserSettingsForm(request.POST or None, initial=initial, models=models, tools=tools)
     status = 200
     if request.method == "POST":
         if form.is_valid():

@@ -28,6 +28,8 @@ from core.llm_catalog import list_models
 from core.pagination import Page
 from core.schemas import Text
 from knowledge.selectors import list_documents
+from toolbox import catalog
+from toolbox.servers import list_servers
 
 from . import branches, exports, search, selectors, shares
 from .api.conversations import export_response, start_conversation
@@ -311,8 +313,20 @@ def detail(request: HttpRequest, conversation_id: Any) -> HttpResponse:
             **_model_choices(),
             "instructions_max_chars": INSTRUCTIONS_MAX_CHARS,
             "message_max_chars": settings.MESSAGE_MAX_CHARS,
+            "tool_menu": _tool_menu(conversation, request.user),
         },
     )
+
+
+def _tool_menu(conversation: Conversation, user: Any) -> dict[str, Any]:
+    """The composer's tools menu: what is on offer, grouped, and what is on here."""
+    offered = catalog.available(list_servers())
+    owner = get_user_settings(user=user).tools_enabled
+    on = catalog.enabled_ids(conversation_tools=conversation.tools, user_tools=owner)
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for tool in offered:
+        groups.setdefault(tool.server or "", []).append({**tool.__dict__, "on": tool.id in on})
+    return {"groups": sorted(groups.items()), "on": [t for t in offered if t.id in on]}
 
 
 @require_GET

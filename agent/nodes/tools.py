@@ -192,8 +192,6 @@ def _report(call: ToolCall, who: dict[str, Any], outcome: Outcome) -> None:
         code = tool_code(call["name"], "done", server=who.get("server"))
         step = emit_step(code, **who, result=preview)
         extra = {"output": outcome.text}
-        if outcome.sources:
-            extra["sources"] = outcome.sources
     emit(
         {
             "kind": "tool_result",
@@ -204,6 +202,8 @@ def _report(call: ToolCall, who: dict[str, Any], outcome: Outcome) -> None:
             **step,
         }
     )
+    if outcome.sources:  # the pages a web tool read: cited like documents
+        emit({"kind": "sources", "items": outcome.sources})
 
 
 def tool_message(call: ToolCall, outcome: Outcome) -> ToolMessage:

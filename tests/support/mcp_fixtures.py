@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 
 from tests.support.daphne import free_port, wait_for_port
+from toolbox import servers
 from toolbox.models import McpServer
 
 SCRIPT = Path(__file__).with_name("mcp_server.py")
@@ -33,6 +36,12 @@ def http_server(name: str) -> Iterator[tuple[str, subprocess.Popen]]:
 
 def register_http(name: str, url: str) -> McpServer:
     return McpServer.objects.create(name=name, url=url)
+
+
+def refresh_now(server: McpServer) -> McpServer:
+    """List a server's tools from sync code, even where an event loop runs (Playwright)."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(lambda: asyncio.run(servers.arefresh(server))).result()
 
 
 def register_stdio(name: str) -> McpServer:
