@@ -43,14 +43,8 @@ from agent.state import AgentContext, Question
 from agent.threads import ThreadRef
 from knowledge.embeddings import BundledEmbedder
 from memories.ranking import choose_memories
-from tests.support.fake_openai import (
-    FakeOpenAI,
-    Reply,
-    ToolCall,
-    count_tokens,
-    forced_tool,
-    message_texts,
-)
+from tests.support.fake_openai import FakeOpenAI
+from tests.support.openai_replies import Reply, ToolCall, count_tokens, forced_tool, message_texts
 from text.ranking import select_recalled
 
 SEED_TABLE = {"simple_chat": 2, "tool": 3, "rag": 2, "long_conversation": 3, "rag_tool": 3}

@@ -56,7 +56,8 @@ import psycopg
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.scratch_db import run_in_scratch_database
-from tests.support.fake_openai import FakeOpenAI, Reply, ToolCall, forced_tool, message_texts
+from tests.support.fake_openai import FakeOpenAI
+from tests.support.openai_replies import Reply, ToolCall, forced_tool, message_texts
 
 BENCH_DB = "bench_long_conversation"
 TURNS = int(os.environ.get("BENCH_TURNS", 2000))

@@ -12,7 +12,7 @@ from agent.offline_answers import summary_reply
 from agent.runner import Turn
 from agent.state import AgentContext, Question
 from agent.threads import ThreadRef
-from tests.support.fake_openai import Reply, default_responder, message_texts
+from tests.support.openai_replies import Reply, default_responder, message_texts
 
 
 def is_summarizer_request(body: dict[str, Any]) -> bool:

@@ -127,7 +127,7 @@ async def test_a_postgres_thread_keeps_one_checkpoint_and_only_its_blobs(
 
 
 async def test_a_stopped_turn_is_recorded_and_pruned_too(saver, online_config, fake_openai):
-    from tests.support.fake_openai import Reply
+    from tests.support.openai_replies import Reply
 
     thread = new_id()
     await run_one(online_config, saver, thread, "hello")

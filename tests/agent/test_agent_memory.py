@@ -10,7 +10,7 @@ from agent.config import AgentConfig
 from agent.memory import keep_groups_whole, memory_tokens, plan_memory
 from agent.threads import read_thread
 from tests.agent.helpers import is_summarizer_request, new_id, run_one
-from tests.support.fake_openai import message_texts
+from tests.support.openai_replies import message_texts
 
 FACTS = [
     "My name is Cheolsu Kim and I live in Busan",

@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from agent.threads import read_thread
 from tests.agent.helpers import is_summarizer_request, make_turn, new_id, run_one
-from tests.support.fake_openai import Reply, ToolCall
+from tests.support.openai_replies import Reply, ToolCall
 
 LONG = "The quick brown fox jumps over the lazy dog. " * 20
 

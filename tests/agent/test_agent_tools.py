@@ -12,7 +12,7 @@ from agent import prompts
 from agent.tools.calculator import CalculatorError, calculate
 from agent.tools.clock import describe_now
 from tests.agent.helpers import new_id, run_one
-from tests.support.fake_openai import Reply, ToolCall
+from tests.support.openai_replies import Reply, ToolCall
 
 
 def tool_messages(body) -> list[dict]:

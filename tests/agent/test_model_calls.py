@@ -12,7 +12,8 @@ import pytest
 from agent.config import AgentConfig
 from agent.digest import summarize_conversation
 from agent.titles import write_title
-from tests.support.fake_openai import FakeOpenAI, Reply
+from tests.support.fake_openai import FakeOpenAI
+from tests.support.openai_replies import Reply
 
 
 @pytest.fixture

@@ -26,7 +26,7 @@ from agent.openai_stream import (
 )
 from agent.tools.calculator import calculator
 from agent.tools.clock import get_current_datetime
-from tests.support.fake_openai import Reply, ToolCall
+from tests.support.openai_replies import Reply, ToolCall
 
 PROMPT = [SystemMessage("Be brief."), HumanMessage("안녕, what is 2 + 2?")]
 TOOLS = [calculator, get_current_datetime]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from agent.summary_check import numbers, refusal
 from agent.threads import read_thread
 from tests.agent.helpers import is_summarizer_request, new_id, run_one
-from tests.support.fake_openai import Reply, default_responder, message_texts
+from tests.support.openai_replies import Reply, default_responder, message_texts
 
 SOURCE = (
     "User: 제 사번은 58213이고 연차는 15일 남았어요.\n"

@@ -12,7 +12,8 @@ from django.db import connections
 from agent.checkpoint import close_checkpointers
 from conversations.realtime.hub import aclose_hub
 from tests.agent.helpers import is_summarizer_request, memory_responder
-from tests.support.fake_openai import FakeOpenAI, forced_tool
+from tests.support.fake_openai import FakeOpenAI
+from tests.support.openai_replies import forced_tool
 
 
 @pytest.fixture

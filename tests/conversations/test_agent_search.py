@@ -16,7 +16,7 @@ from django.utils import timezone
 from conversations import services
 from tests.agent.helpers import memory_responder
 from tests.support import seed
-from tests.support.fake_openai import Reply, ToolCall, forced_tool
+from tests.support.openai_replies import Reply, ToolCall, forced_tool
 from tests.support.turns import ask
 
 pytestmark = pytest.mark.django_db(transaction=True)

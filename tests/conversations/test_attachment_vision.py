@@ -12,7 +12,8 @@ from PIL import Image
 
 from conversations import attachments, services
 from tests.agent.helpers import is_summarizer_request
-from tests.support.fake_openai import FakeOpenAI, forced_tool
+from tests.support.fake_openai import FakeOpenAI
+from tests.support.openai_replies import forced_tool
 from tests.support.turns import ask
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -16,7 +16,7 @@ from conversations.replies import Ask, start_reply
 from conversations.tree import Tree
 from core.errors import Invalid
 from tests.agent.helpers import is_summarizer_request, memory_responder
-from tests.support.fake_openai import Reply, forced_tool, message_texts
+from tests.support.openai_replies import Reply, forced_tool, message_texts
 from tests.support.turns import ask
 
 from .conftest import sent_to_model

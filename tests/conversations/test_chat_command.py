@@ -13,7 +13,8 @@ from agent.digest import DIGEST_MARKER
 from agent.prompts import SUMMARIZER_MARKER
 from conversations.models import Conversation, Message
 from tests.agent.helpers import memory_responder
-from tests.support.fake_openai import FakeOpenAI, count_tokens, message_texts
+from tests.support.fake_openai import FakeOpenAI
+from tests.support.openai_replies import count_tokens, message_texts
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.django_db(transaction=True)

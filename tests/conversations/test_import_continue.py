@@ -15,7 +15,7 @@ from agent.prompts import CONTINUE_NOTE
 from conversations import imports
 from conversations.models import Message
 from tests.agent.helpers import is_summarizer_request, memory_responder
-from tests.support.fake_openai import Reply, forced_tool, message_texts
+from tests.support.openai_replies import Reply, forced_tool, message_texts
 from tests.support.turns import ask
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -17,7 +17,7 @@ from agent.checkpoint import get_checkpointer
 from agent.prompts import CONTINUE_NOTE
 from conversations import branches, forks, services
 from tests.agent.helpers import is_summarizer_request, memory_responder
-from tests.support.fake_openai import Reply, forced_tool, message_texts
+from tests.support.openai_replies import Reply, forced_tool, message_texts
 from tests.support.turns import ask
 
 from .conftest import sent_to_model

@@ -15,7 +15,7 @@ from asgiref.sync import sync_to_async
 from conversations import services
 from conversations.models import Message
 from tests.agent.helpers import is_summarizer_request, memory_responder
-from tests.support.fake_openai import Reply, forced_tool
+from tests.support.openai_replies import Reply, forced_tool
 from tests.support.turns import ask
 
 from .conftest import sent_to_model

@@ -15,7 +15,8 @@ from conversations import services
 from conversations.models import Conversation
 from conversations.realtime.hub import aclose_hub, get_hub
 from conversations.replies import Ask, start_reply
-from tests.support.fake_openai import FakeOpenAI, Reply, message_texts
+from tests.support.fake_openai import FakeOpenAI
+from tests.support.openai_replies import Reply, message_texts
 from tests.support.sink import Sink
 from tests.support.turns import ask
 

@@ -20,7 +20,7 @@ from conversations.models import Conversation, Message
 from conversations.views import PAGE_SIZE
 from tests.agent.helpers import is_summarizer_request, memory_responder
 from tests.support import seed
-from tests.support.fake_openai import Reply, count_tokens, forced_tool, message_texts
+from tests.support.openai_replies import Reply, count_tokens, forced_tool, message_texts
 from tests.support.turns import ask
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -18,7 +18,7 @@ from agent.failure_replies import FAILURE_REPLIES
 from conversations import services
 from memories import services as memories
 from tests.agent.helpers import memory_responder
-from tests.support.fake_openai import Reply, ToolCall, forced_tool
+from tests.support.openai_replies import Reply, ToolCall, forced_tool
 from tests.support.turns import ask
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -8,7 +8,7 @@ import pytest
 from playwright.sync_api import expect
 
 from conversations import services
-from tests.support.fake_openai import Reply, ToolCall, default_responder, message_texts
+from tests.support.openai_replies import Reply, ToolCall, default_responder, message_texts
 
 from .conftest import SCREENSHOTS, watch
 from .test_chat import _open, _send

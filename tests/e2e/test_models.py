@@ -8,7 +8,7 @@ from playwright.sync_api import expect
 from accounts.preferences import get_user_settings
 from conversations import services
 from conversations.models import Conversation
-from tests.support.fake_openai import message_texts
+from tests.support.openai_replies import message_texts
 
 from .conftest import SCREENSHOTS, watch
 from .test_chat import _open, _send

@@ -30,7 +30,8 @@ from knowledge.services import upload_document
 from tests.conftest import require_service, uses_postgres
 from tests.support import seed
 from tests.support.daphne import start_daphnes, stop
-from tests.support.fake_openai import FakeOpenAI, Reply
+from tests.support.fake_openai import FakeOpenAI
+from tests.support.openai_replies import Reply
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

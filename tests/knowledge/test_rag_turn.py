@@ -12,7 +12,8 @@ from agent.checkpoint import close_checkpointers
 from conversations import services
 from conversations.realtime.hub import aclose_hub
 from knowledge.services import upload_document
-from tests.support.fake_openai import FakeOpenAI, Reply, ToolCall, forced_tool, message_texts
+from tests.support.fake_openai import FakeOpenAI
+from tests.support.openai_replies import Reply, ToolCall, forced_tool, message_texts
 from tests.support.turns import ask
 
 pytestmark = pytest.mark.django_db(transaction=True)

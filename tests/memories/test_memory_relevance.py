@@ -12,7 +12,7 @@ from asgiref.sync import sync_to_async
 from conversations import services
 from memories import services as memories
 from tests.conversations.conftest import model  # noqa: F401  (the fixture)
-from tests.support.fake_openai import forced_tool
+from tests.support.openai_replies import forced_tool
 from tests.support.turns import ask
 
 pytestmark = pytest.mark.django_db(transaction=True)

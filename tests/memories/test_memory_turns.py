@@ -14,7 +14,7 @@ from conversations import services
 from memories import services as memories
 from tests.agent.helpers import memory_responder
 from tests.conversations.conftest import model  # noqa: F401  (the fixture)
-from tests.support.fake_openai import Reply, ToolCall, forced_tool, message_texts
+from tests.support.openai_replies import Reply, ToolCall, forced_tool, message_texts
 from tests.support.turns import ask
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -20,7 +20,8 @@ from accounts.tokens import create_api_token
 from conversations.models import Conversation, Message
 from tests.conftest import require_service, uses_postgres
 from tests.support.daphne import start_daphnes, stop
-from tests.support.fake_openai import FakeOpenAI, Reply, default_responder, forced_tool
+from tests.support.fake_openai import FakeOpenAI
+from tests.support.openai_replies import Reply, default_responder, forced_tool
 from tests.support.sockets import frames_until
 
 pytestmark = pytest.mark.django_db(transaction=True)

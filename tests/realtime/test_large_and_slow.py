@@ -22,7 +22,8 @@ from accounts.tokens import create_api_token
 from conversations import services
 from tests.conftest import require_service, uses_postgres
 from tests.support.daphne import start_daphnes, stop
-from tests.support.fake_openai import FakeOpenAI, Reply, default_responder, forced_tool
+from tests.support.fake_openai import FakeOpenAI
+from tests.support.openai_replies import Reply, default_responder, forced_tool
 from tests.support.seed import add_message
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -20,7 +20,8 @@ from conversations.realtime.hub import get_hub
 from conversations.replies.watchdog import recover_stale_runs
 from conversations.steps import step_text
 from tests.support import seed
-from tests.support.fake_openai import FakeOpenAI, Reply, ToolCall
+from tests.support.fake_openai import FakeOpenAI
+from tests.support.openai_replies import Reply, ToolCall
 
 from .conftest import make_conversation, open_socket, receive, receive_until
 

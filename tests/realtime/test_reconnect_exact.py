@@ -23,7 +23,8 @@ from django.conf import settings
 from accounts.tokens import create_api_token
 from tests.conftest import require_service, uses_postgres
 from tests.support.daphne import free_port, start_daphnes, stop
-from tests.support.fake_openai import FakeOpenAI, Reply, default_responder, forced_tool
+from tests.support.fake_openai import FakeOpenAI
+from tests.support.openai_replies import Reply, default_responder, forced_tool
 from tests.support.sockets import frames_until
 
 pytestmark = pytest.mark.django_db(transaction=True)

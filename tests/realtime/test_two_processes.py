@@ -25,7 +25,8 @@ from conversations.models import Conversation, Message
 from tests.conftest import require_service, uses_postgres
 from tests.realtime.conftest import stitch
 from tests.support.daphne import free_port, start_daphnes, stop, wait_for_port
-from tests.support.fake_openai import FakeOpenAI, Reply, default_responder, forced_tool
+from tests.support.fake_openai import FakeOpenAI
+from tests.support.openai_replies import Reply, default_responder, forced_tool
 from tests.support.sockets import frames_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
