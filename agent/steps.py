@@ -94,7 +94,7 @@ TOOL_WORDS: dict[str, tuple[str, str, str]] = {
     ),
     "read_url": (
         _("Opening a web page"),
-        _("Read a web page"),
+        _("Opened a web page"),
         _("Could not open that web page"),
     ),
 }

@@ -2,7 +2,7 @@
 // Every step's English words, translated by Django's JavaScript catalog.
 import { _, ngettext } from "./i18n.js";
 
-export const TOOLS = ["calculator", "forget", "get_current_datetime", "get_document_section", "remember", "search_conversations", "search_documents"];
+export const TOOLS = ["calculator", "forget", "get_current_datetime", "get_document_section", "read_url", "remember", "search_conversations", "search_documents", "web_search"];
 export const OTHER_TOOL = "other";
 
 export const STEPS = {
@@ -48,6 +48,17 @@ export const STEPS = {
   "memory.too_long": () => _("Did not save this as a memory: a memory holds at most %(limit)s characters"),
   "memory.full": () => _("Did not save this as a memory: you already have %(limit)s memories"),
   "memory.no_match": () => _("No saved memory matched, so nothing was deleted"),
+  "web.search_failed": () => _("The web search did not answer this time"),
+  "web.bad_address": () => _("Only web pages (http or https addresses) can be opened"),
+  "web.blocked": () => _("Did not open %(host)s: it is not on the public internet"),
+  "web.unreachable": () => _("Could not reach %(host)s"),
+  "web.too_slow": () => _("The page at %(host)s took too long to load"),
+  "web.too_many_redirects": () => _("The page at %(host)s forwarded to other addresses too many times"),
+  "web.page_error": () => _("The page at %(host)s answered with an error (%(status)s)"),
+  "web.unsupported": () => _("Cannot read this kind of file (%(kind)s)"),
+  "web.no_text": () => _("Found no readable text on the page at %(host)s"),
+  "tool.timeout": () => _("%(tool)s took too long and was stopped"),
+  "tool.unreachable": () => _("Could not reach %(server)s to use %(tool)s"),
   "tool.calculator.call": () => _("Using the calculator"),
   "tool.calculator.done": () => _("Used the calculator"),
   "tool.calculator.failed": () => _("The calculator could not work that out"),
@@ -69,7 +80,16 @@ export const STEPS = {
   "tool.forget.call": () => _("Deleting a memory"),
   "tool.forget.done": () => _("Deleted a memory"),
   "tool.forget.failed": () => _("Could not delete that memory"),
+  "tool.web_search.call": () => _("Searching the web"),
+  "tool.web_search.done": () => _("Searched the web"),
+  "tool.web_search.failed": () => _("Could not search the web"),
+  "tool.read_url.call": () => _("Opening a web page"),
+  "tool.read_url.done": () => _("Opened a web page"),
+  "tool.read_url.failed": () => _("Could not open that web page"),
   "tool.other.call": () => _("Using the tool %(tool)s"),
   "tool.other.done": () => _("Used the tool %(tool)s"),
   "tool.other.failed": () => _("The tool %(tool)s did not work this time"),
+  "tool.mcp.call": () => _("Using %(tool)s on %(server)s"),
+  "tool.mcp.done": () => _("Used %(tool)s on %(server)s"),
+  "tool.mcp.failed": () => _("%(tool)s on %(server)s did not work this time"),
 };

@@ -1,0 +1,640 @@
+"""The web tools against real servers the tests start: a fake SearXNG and a small site.
+
+The site listens on 127.0.0.1 (and ::1), so a page is read only with the allow-list; each
+attack on read_url shows the same server refused without it, and that no request reached it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime
+import gzip
+import socket
+import ssl
+import time
+from collections.abc import AsyncIterator, Sequence
+from typing import Any, get_args
+
+import pytest
+from aiohttp import web
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+
+from agent.net import AllowList, FetchLimits, FetchProblem, Page
+from agent.steps import STEPS, ToolFailed
+from agent.tools.web import make_web_tools, page_text
+
+ARTICLE = """<!doctype html>
+<html><head><meta charset="utf-8"><title>Why sea otters hold hands | Nature Notes</title></head>
+<body>
+<header><nav><ul>
+  <li><a href="/">Home</a></li><li><a href="/about">About us</a></li>
+  <li><a href="/shop">Gift shop</a></li><li><a href="/donate">Donate today</a></li>
+</ul></nav></header>
+<main><article>
+<h1>Why sea otters hold hands</h1>
+<p>Sea otters hold hands while they sleep so that they do not drift apart on the current.
+Biologists call a floating group of otters a raft, and a raft can hold more than a hundred
+animals resting together in the kelp.</p>
+<p>Mothers wrap their pups in strands of kelp to keep them anchored while they dive for sea
+urchins, crabs and clams. A pup cannot dive for its first weeks, so the kelp keeps it safe.</p>
+<p>Otters also keep a favourite stone in a pouch of loose skin under the forearm, and use it
+to crack open shells on their chests while floating on their backs.</p>
+</article></main>
+<aside><a href="/beavers">Related: ten facts about beavers</a></aside>
+<footer><p>Copyright 2026 Nature Notes. Privacy policy. Cookie settings.
+Subscribe to our newsletter.</p></footer>
+</body></html>
+"""
+CHUNK = ("<p>" + "lorem ipsum dolor sit amet " * 2400 + "</p>\n").encode()  # ~64 KB
+TEN_GB = 10 * 1024**3
+SEARX_RESULTS = [
+    {"title": "Sea otter - Wikipedia", "url": "https://en.wikipedia.org/wiki/Sea_otter",
+     "content": "The sea otter is a marine mammal native to the coasts of the\n northern Pacific."},
+    {"title": "No address"},
+    {"title": "Sea otter - Wikipedia", "url": "https://en.wikipedia.org/wiki/Sea_otter",
+     "content": "the same page again"},
+    {"title": "Otters hold hands", "url": "https://example.org/otters", "content": "Rafting."},
+    {"title": "A third", "url": "https://example.net/3", "content": "Third."},
+    "not even an object",
+]  # fmt: skip
+
+
+class Server:
+    """A real HTTP server on one address: records each request's path and Host header."""
+
+    def __init__(self, routes: dict[str, Any]) -> None:
+        self.routes = routes
+        self.hits: list[str] = []
+        self.hosts: list[str] = []
+        self.sent = 0  # body bytes written by the endless routes
+        self.port = 0
+        self._runner: web.AppRunner | None = None
+
+    async def start(self, address: str = "127.0.0.1", tls: ssl.SSLContext | None = None) -> Server:
+        app = web.Application(middlewares=[self._record])
+        for path, handler in self.routes.items():
+            app.router.add_get(path, handler)
+        self._runner = web.AppRunner(app, shutdown_timeout=0.5)
+        await self._runner.setup()
+        family = socket.AF_INET6 if ":" in address else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.bind((address, 0))
+        self.port = sock.getsockname()[1]
+        await web.SockSite(self._runner, sock, ssl_context=tls).start()
+        return self
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    @web.middleware
+    async def _record(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        self.hits.append(request.path)
+        self.hosts.append(request.headers.get("Host", ""))
+        return await handler(request)
+
+
+def site_routes(server_of: dict[str, Server]) -> dict[str, Any]:
+    """The small site: an article, other kinds of file, redirects and hostile bodies."""
+
+    async def article(request: web.Request) -> web.Response:
+        return web.Response(text=ARTICLE, content_type="text/html")
+
+    async def article_gzip(request: web.Request) -> web.Response:
+        body = gzip.compress(ARTICLE.encode())
+        return web.Response(
+            body=body, headers={"Content-Type": "text/html", "Content-Encoding": "gzip"}
+        )
+
+    async def plain(request: web.Request) -> web.Response:
+        return web.Response(text="Tide tables for Monterey Bay.\nHigh tide 06:12.")
+
+    async def blank(request: web.Request) -> web.Response:
+        return web.Response(
+            text="<html><body> <div></div> </body></html>", content_type="text/html"
+        )
+
+    async def pdf(request: web.Request) -> web.Response:
+        return web.Response(body=b"%PDF-1.7 ...", content_type="application/pdf")
+
+    async def missing(request: web.Request) -> web.Response:
+        return web.Response(status=404, text="no such page")
+
+    async def secret(request: web.Request) -> web.Response:
+        return web.Response(text="the admin password is hunter2")
+
+    async def redirect(request: web.Request) -> web.Response:
+        raise web.HTTPFound(request.query["to"])
+
+    async def loop(request: web.Request) -> web.Response:
+        raise web.HTTPFound("/loop")
+
+    async def endless(request: web.Request) -> web.StreamResponse:
+        """Ten gigabytes promised, sent as fast as the client reads, until it hangs up."""
+        response = web.StreamResponse(
+            headers={"Content-Type": "text/html", "Content-Length": str(TEN_GB)}
+        )
+        await response.prepare(request)
+        server = server_of["site"]
+        with contextlib.suppress(ConnectionError):  # the client hung up
+            await response.write(b"<html><head><title>Lorem</title></head><body>")
+            while server.sent < TEN_GB:
+                await response.write(CHUNK)
+                server.sent += len(CHUNK)
+        return response
+
+    async def bomb(request: web.Request) -> web.Response:
+        """100 MB of HTML in a 100 KB gzip body."""
+        inflated = b"<html><body><p>" + b"lorem ipsum " * 8_500_000
+        return web.Response(
+            body=gzip.compress(inflated, compresslevel=9),
+            headers={"Content-Type": "text/html", "Content-Encoding": "gzip"},
+        )
+
+    async def slow(request: web.Request) -> web.StreamResponse:
+        """Headers at once, then one byte a second, for ever (a slow-loris body)."""
+        response = web.StreamResponse(headers={"Content-Type": "text/plain"})
+        await response.prepare(request)
+        with contextlib.suppress(ConnectionError):  # the client hung up
+            for _ in range(3600):
+                await response.write(b"a")
+                await asyncio.sleep(1)
+        return response
+
+    async def silent(request: web.Request) -> web.Response:
+        await asyncio.sleep(3600)
+        return web.Response(text="too late")
+
+    return {
+        "/article": article,
+        "/article-gzip": article_gzip,
+        "/plain": plain,
+        "/blank": blank,
+        "/file.pdf": pdf,
+        "/missing": missing,
+        "/secret": secret,
+        "/redirect": redirect,
+        "/loop": loop,
+        "/endless": endless,
+        "/bomb": bomb,
+        "/slow": slow,
+        "/silent": silent,
+    }
+
+
+@pytest.fixture
+async def site() -> AsyncIterator[Server]:
+    servers: dict[str, Server] = {}
+    server = servers["site"] = await Server(site_routes(servers)).start("127.0.0.1")
+    yield server
+    await server.stop()
+
+
+@pytest.fixture
+async def site6() -> AsyncIterator[Server]:
+    servers: dict[str, Server] = {}
+    try:
+        server = servers["site"] = await Server(site_routes(servers)).start("::1")
+    except OSError:
+        pytest.skip("no IPv6 loopback here")
+    yield server
+    await server.stop()
+
+
+class SearXNG(Server):
+    """A fake SearXNG answering `/search?q=...&format=json` the way `answer` says."""
+
+    def __init__(self) -> None:
+        self.answer: Any = {"query": "", "results": SEARX_RESULTS}
+        self.status = 200
+        self.delay = 0.0
+        self.queries: list[dict[str, str]] = []
+        super().__init__({"/search": self._search})
+
+    async def _search(self, request: web.Request) -> web.Response:
+        self.queries.append(dict(request.query))
+        await asyncio.sleep(self.delay)
+        if isinstance(self.answer, str):
+            return web.Response(status=self.status, text=self.answer, content_type="text/html")
+        return web.json_response(self.answer, status=self.status)
+
+
+@pytest.fixture
+async def searx() -> AsyncIterator[SearXNG]:
+    server = await SearXNG().start()
+    yield server
+    await server.stop()
+
+
+def url_of(server: Server, path: str, host: str = "127.0.0.1") -> str:
+    return f"http://{host}:{server.port}{path}"
+
+
+def fake_dns(mapping: dict[str, Sequence[str]], calls: list[str] | None = None):
+    """Return a resolver that knows only `mapping` (a name with a list: one answer per call)."""
+
+    async def resolve(host: str) -> Sequence[str]:
+        if calls is not None:
+            calls.append(host)
+        if host not in mapping:
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        answer = mapping[host]
+        return answer.pop(0) if answer and isinstance(answer[0], list) else answer
+
+    return resolve
+
+
+def read_url(allow: str = "", resolver: Any = None, page_chars: int = 8_000, **limits: Any):
+    extra = {"resolver": resolver} if resolver else {}
+    [tool] = make_web_tools(
+        search_url="",
+        fetch_allow=allow,
+        limits=FetchLimits(**limits),
+        page_chars=page_chars,
+        **extra,
+    )
+    assert tool.name == "read_url"
+    return tool
+
+
+def web_search(searx: Server, **options: Any):
+    tools = make_web_tools(search_url=f"http://127.0.0.1:{searx.port}/", **options)
+    return {t.name: t for t in tools}["web_search"]
+
+
+async def call(tool: Any, **args: Any) -> tuple[str, dict[str, Any]]:
+    """Call a tool the way the agent does (a tool call), returning (content, artifact)."""
+    message = await tool.ainvoke(
+        {"type": "tool_call", "id": "call-1", "name": tool.name, "args": args}
+    )
+    return message.content, message.artifact
+
+
+async def refusal(tool: Any, **args: Any) -> ToolFailed:
+    with pytest.raises(ToolFailed) as caught:
+        await call(tool, **args)
+    return caught.value
+
+
+# web_search
+
+
+async def test_search_results_come_with_their_sources(searx):
+    text, artifact = await call(web_search(searx), query="sea otters", limit=2)
+    assert searx.queries == [{"q": "sea otters", "format": "json"}]
+    assert artifact == {
+        "sources": [
+            {
+                "title": "Sea otter - Wikipedia",
+                "url": "https://en.wikipedia.org/wiki/Sea_otter",
+                "snippet": "The sea otter is a marine mammal native to the coasts of the"
+                " northern Pacific.",
+            },
+            {
+                "title": "Otters hold hands",
+                "url": "https://example.org/otters",
+                "snippet": "Rafting.",
+            },
+        ]
+    }
+    assert "[1] Sea otter - Wikipedia\nhttps://en.wikipedia.org/wiki/Sea_otter" in text
+    assert "[2] Otters hold hands" in text and "A third" not in text
+
+
+async def test_search_is_offered_only_with_a_search_server():
+    assert [t.name for t in make_web_tools(search_url="")] == ["read_url"]
+    tools = make_web_tools(search_url="http://searx.internal:8080")
+    assert [t.name for t in tools] == ["web_search", "read_url"]
+    assert all(t.description for t in tools)
+
+
+async def test_a_search_with_no_results_says_so(searx):
+    searx.answer = {"query": "zzz", "results": []}
+    text, artifact = await call(web_search(searx), query="zzz")
+    assert text == "No web results for 'zzz'." and artifact == {"sources": []}
+
+
+@pytest.mark.parametrize(
+    ("answer", "why"),
+    [
+        ("<html>Too many requests</html>", "did not answer in JSON"),
+        ('{"results": [', "did not answer in JSON"),
+        ({"error": "format json is not allowed"}, "without a list of results"),
+        ({"results": "none"}, "without a list of results"),
+        (["a", "list"], "without a list of results"),
+    ],
+)
+async def test_garbage_from_the_search_server_is_a_clear_failure(searx, answer, why):
+    searx.answer = answer
+    failure = await refusal(web_search(searx), query="otters")
+    assert failure.code == "web.search_failed" and why in str(failure)
+
+
+async def test_a_search_server_error_is_a_clear_failure(searx):
+    searx.status = 500
+    failure = await refusal(web_search(searx), query="otters")
+    assert failure.code == "web.search_failed" and "HTTP 500" in str(failure)
+
+
+async def test_a_silent_search_server_is_given_up_on(searx):
+    searx.delay = 30
+    started = time.monotonic()
+    failure = await refusal(web_search(searx, search_seconds=0.5), query="otters")
+    assert failure.code == "web.search_failed" and "within 0.5 s" in str(failure)
+    assert time.monotonic() - started < 3
+
+
+async def test_a_search_server_that_is_down_is_a_clear_failure(searx):
+    await searx.stop()
+    failure = await refusal(web_search(searx), query="otters")
+    assert failure.code == "web.search_failed" and "could not be reached" in str(failure)
+
+
+# read_url: reading
+
+
+async def test_an_article_reads_as_its_article_not_its_menu(site):
+    url = url_of(site, "/article")
+    text, artifact = await call(read_url(allow="127.0.0.1"), url=url)
+    title, address, _, *body = text.split("\n")
+    assert (title, address) == ("Why sea otters hold hands", url)
+    body_text = "\n".join(body)
+    assert "do not drift apart" in body_text and "crack open shells" in body_text
+    for boilerplate in ("Gift shop", "Donate today", "About us", "Cookie settings", "beavers"):
+        assert boilerplate not in text
+    [source] = artifact["sources"]
+    assert source["title"] == "Why sea otters hold hands" and source["url"] == url
+    assert "drift apart" in source["snippet"]
+
+
+async def test_a_compressed_page_reads_the_same(site):
+    text, _ = await call(read_url(allow="127.0.0.1"), url=url_of(site, "/article-gzip"))
+    assert "do not drift apart" in text and "Gift shop" not in text
+
+
+async def test_a_text_file_reads_as_it_is(site):
+    text, artifact = await call(read_url(allow="127.0.0.1"), url=url_of(site, "/plain"))
+    assert text.endswith("Tide tables for Monterey Bay.\nHigh tide 06:12.")
+    assert artifact["sources"][0]["url"] == url_of(site, "/plain")
+
+
+async def test_other_kinds_of_file_are_refused(site):
+    failure = await refusal(read_url(allow="127.0.0.1"), url=url_of(site, "/file.pdf"))
+    assert failure.code == "web.unsupported" and failure.params["kind"] == "application/pdf"
+
+
+async def test_a_page_without_words_is_a_clear_failure(site):
+    failure = await refusal(read_url(allow="127.0.0.1"), url=url_of(site, "/blank"))
+    assert failure.code == "web.no_text" and failure.params["host"] == "127.0.0.1"
+
+
+async def test_an_error_page_is_a_clear_failure(site):
+    failure = await refusal(read_url(allow="127.0.0.1"), url=url_of(site, "/missing"))
+    assert failure.code == "web.page_error" and failure.params["status"] == 404
+
+
+async def test_a_long_page_is_cut_for_the_model(site):
+    text, _ = await call(read_url(allow="127.0.0.1", page_chars=200), url=url_of(site, "/article"))
+    assert text.endswith("[the text is cut at 200 characters]")
+    assert len(text) < 200 + 200
+
+
+def test_reading_a_page_downloads_nothing(monkeypatch):
+    def no_network(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the extractor reached for the network")
+
+    monkeypatch.setattr(socket.socket, "connect", no_network)
+    monkeypatch.setattr(socket, "getaddrinfo", no_network)
+    page = Page("https://example.org/otters", 200, "text/html", None, ARTICLE.encode(), False)
+    reading = page_text(page)
+    assert reading.title == "Why sea otters hold hands" and "kelp" in reading.text
+
+
+# read_url: attacks (each one fails a version that fetches naively)
+
+
+async def test_loopback_is_refused_without_the_allow_list(site):
+    failure = await refusal(read_url(), url=url_of(site, "/secret"))
+    assert failure.code == "web.blocked" and failure.params["host"] == "127.0.0.1"
+    assert site.hits == []
+    text, _ = await call(read_url(allow="127.0.0.1"), url=url_of(site, "/secret"))
+    assert "hunter2" in text and site.hits == ["/secret"]
+
+
+async def test_ipv6_loopback_is_refused_without_the_allow_list(site6):
+    url = f"http://[::1]:{site6.port}/secret"
+    failure = await refusal(read_url(), url=url)
+    assert failure.code == "web.blocked" and site6.hits == []
+    text, _ = await call(read_url(allow="::1"), url=url)
+    assert "hunter2" in text and site6.hosts == [f"[::1]:{site6.port}"]
+
+
+@pytest.mark.parametrize(
+    "address",
+    [
+        "169.254.169.254",  # the cloud metadata service
+        "10.0.0.1",
+        "172.16.0.1",
+        "192.168.1.1",
+        "100.64.0.1",  # carrier-grade NAT
+        "0.0.0.0",
+        "224.0.0.1",  # multicast
+        "240.0.0.1",  # reserved
+        "[fe80::1]",
+        "[fc00::1]",
+        "[::]",
+        "[ff02::1]",
+        "[::ffff:169.254.169.254]",  # IPv4-mapped
+        "[::ffff:127.0.0.1]",
+        "[64:ff9b::a9fe:a9fe]",  # NAT64 of 169.254.169.254
+        "[2002:7f00:1::]",  # 6to4 of 127.0.0.1
+    ],
+)
+async def test_private_and_special_addresses_are_refused_before_connecting(address):
+    started = time.monotonic()
+    failure = await refusal(read_url(deadline=5), url=f"http://{address}/latest/meta-data/")
+    assert failure.code == "web.blocked"
+    assert time.monotonic() - started < 1  # refused, not tried and timed out
+
+
+@pytest.mark.parametrize("host", ["localhost", "2130706433", "0x7f.1", "127.1", "0.0.0.0"])
+async def test_loopback_spelled_otherwise_is_refused_after_resolving(site, host):
+    failure = await refusal(read_url(), url=url_of(site, "/secret", host=host))
+    assert failure.code == "web.blocked" and site.hits == []
+
+
+async def test_a_public_name_that_resolves_to_loopback_is_refused(site):
+    resolver = fake_dns(
+        {"news.example.com": ["127.0.0.1"], "mixed.example.com": ["93.184.215.14", "127.0.0.1"]}
+    )
+    for name in ("news.example.com", "mixed.example.com"):  # every address must be public
+        failure = await refusal(read_url(resolver=resolver), url=url_of(site, "/secret", name))
+        assert failure.code == "web.blocked" and failure.params["host"] == name
+    assert site.hits == []
+
+
+async def test_the_address_checked_is_the_address_connected_to(site):
+    calls: list[str] = []
+    resolver = fake_dns({"news.example.com": ["127.0.0.1"]}, calls)
+    url = url_of(site, "/article", "news.example.com")  # a name the system cannot resolve
+    text, artifact = await call(read_url(allow="127.0.0.1", resolver=resolver), url=url)
+    assert "do not drift apart" in text and artifact["sources"][0]["url"] == url
+    assert calls == ["news.example.com"]  # resolved once: nothing asked again
+    assert site.hosts == [f"news.example.com:{site.port}"]
+
+
+def self_signed(tmp_path: Any, name: str) -> ssl.SSLContext:
+    """Return a server TLS context with a certificate for `name` that nobody trusts."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(days=1))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName(name)]), critical=False)
+        .sign(key, hashes.SHA256())
+    )
+    (tmp_path / "cert.pem").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    (tmp_path / "key.pem").write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(tmp_path / "cert.pem", tmp_path / "key.pem")
+    return context
+
+
+async def test_https_goes_to_the_checked_address_by_its_name(tmp_path):
+    tls = self_signed(tmp_path, "secure.example.com")
+    asked_for: list[str | None] = []
+    tls.sni_callback = lambda sock, name, context: asked_for.append(name)
+    servers: dict[str, Server] = {}
+    server = servers["site"] = await Server(site_routes(servers)).start(tls=tls)
+    try:
+        resolver = fake_dns({"secure.example.com": ["127.0.0.1"]})
+        url = f"https://secure.example.com:{server.port}/secret"
+        failure = await refusal(read_url(allow="127.0.0.1", resolver=resolver), url=url)
+    finally:
+        await server.stop()
+    # Connected to 127.0.0.1, asked for the name (SNI), and checked the certificate against
+    # it: this one is self-signed, so nothing was sent.
+    assert asked_for == ["secure.example.com"]
+    assert failure.code == "web.unreachable" and server.hits == []
+    assert "certificate could not be verified" in str(failure)
+
+
+async def test_a_name_that_rebinds_after_the_check_does_not_reach_loopback(site):
+    # First answer public, every later one loopback: a fetch that resolves again connects home.
+    rebinding = fake_dns({"rebind.example.com": [["93.184.215.14"]] + [["127.0.0.1"]] * 5})
+    failure = await refusal(
+        read_url(resolver=rebinding, deadline=2), url=url_of(site, "/secret", "rebind.example.com")
+    )
+    assert failure.code in ("web.unreachable", "web.too_slow")  # no internet here
+    assert site.hits == []
+
+
+async def test_a_redirect_from_an_allowed_host_to_a_private_one_is_refused(site):
+    resolver = fake_dns({"allowed.example": ["127.0.0.1"], "inside.example": ["10.1.2.3"]})
+    tool = read_url(allow="allowed.example", resolver=resolver)
+    for target in (
+        url_of(site, "/secret"),
+        "http://169.254.169.254/latest/meta-data/",
+        "http://inside.example/admin",
+        f"http://[::ffff:127.0.0.1]:{site.port}/secret",
+    ):
+        url = url_of(site, "/redirect", "allowed.example") + "?to=" + target
+        failure = await refusal(tool, url=url)
+        assert failure.code == "web.blocked", target
+    assert set(site.hits) == {"/redirect"}
+    # Once 127.0.0.1 itself is allowed, the same redirect is followed.
+    both = read_url(allow="allowed.example,127.0.0.1", resolver=resolver)
+    url = url_of(site, "/redirect", "allowed.example") + "?to=" + url_of(site, "/secret")
+    text, artifact = await call(both, url=url)
+    assert "hunter2" in text and artifact["sources"][0]["url"] == url_of(site, "/secret")
+
+
+async def test_redirects_stop_after_five(site):
+    failure = await refusal(read_url(allow="127.0.0.1"), url=url_of(site, "/loop"))
+    assert failure.code == "web.too_many_redirects" and failure.params["limit"] == 5
+    assert site.hits == ["/loop"] * 6
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "file:///etc/passwd",
+        "ftp://127.0.0.1/",
+        "gopher://127.0.0.1:70/",
+        "javascript:alert(1)",
+        "http:///nohost",
+        "not a web address",
+        "http://user:secret@127.0.0.1:{port}/secret",  # allowed host, but with credentials
+    ],
+)
+async def test_addresses_that_are_not_plain_web_pages_are_refused(site, url):
+    failure = await refusal(read_url(allow="127.0.0.1"), url=url.format(port=site.port))
+    assert failure.code == "web.bad_address" and site.hits == []
+
+
+async def test_a_redirect_to_another_scheme_is_refused(site):
+    url = url_of(site, "/redirect") + "?to=file:///etc/passwd"
+    failure = await refusal(read_url(allow="127.0.0.1"), url=url)
+    assert failure.code == "web.bad_address"
+
+
+async def test_an_endless_body_stops_at_the_byte_cap(site):
+    started = time.monotonic()
+    text, _ = await call(read_url(allow="127.0.0.1"), url=url_of(site, "/endless"))
+    assert time.monotonic() - started < 10
+    assert "lorem ipsum" in text
+    assert text.endswith("[only the first 2,000,000 bytes of the page were read; the text is cut"
+                         " at 8,000 characters]")  # fmt: skip
+    assert site.sent < 20_000_000  # what the sockets' buffers held when it hung up
+
+
+async def test_a_compressed_bomb_stops_at_the_byte_cap(site):
+    text, _ = await call(read_url(allow="127.0.0.1", max_bytes=100_000), url=url_of(site, "/bomb"))
+    assert "[only the first 100,000 bytes of the page were read;" in text
+
+
+async def test_a_slow_body_stops_at_the_deadline(site):
+    for path in ("/slow", "/silent"):
+        started = time.monotonic()
+        failure = await refusal(read_url(allow="127.0.0.1", deadline=2), url=url_of(site, path))
+        elapsed = time.monotonic() - started
+        assert failure.code == "web.too_slow" and failure.params["host"] == "127.0.0.1"
+        assert 1.9 < elapsed < 3.5, path
+
+
+async def test_the_allow_list_takes_networks_and_names(site):
+    for allow, host in (("10.0.0.0/8, 127.0.0.0/8", "127.0.0.1"), ("localhost", "localhost")):
+        text, _ = await call(read_url(allow=allow), url=url_of(site, "/plain", host))
+        assert "Tide tables" in text
+
+
+def test_an_allow_list_entry_that_is_neither_host_nor_network_is_refused():
+    assert AllowList.parse(" Intranet.Example. , 10.0.0.0/8,[::1]") == AllowList(
+        frozenset({"intranet.example"}),
+        (AllowList.parse("10.0.0.0/8").networks[0], AllowList.parse("::1").networks[0]),
+    )
+    for entry in ("http://intranet/", "10.0.0.0/33", "host:8080", "two words"):
+        with pytest.raises(ValueError):
+            make_web_tools(search_url="", fetch_allow=entry)
+
+
+def test_every_way_a_fetch_fails_is_a_step_people_can_read():
+    for problem in get_args(FetchProblem):
+        assert STEPS[f"web.{problem}"].kind == "tool_result"
+    assert STEPS["web.search_failed"].kind == "tool_result"
