@@ -144,7 +144,9 @@ def build_ledger(
         "model": model_label(context.config),
         "instructions_tokens": estimate_tokens(context.instructions),
         "summaries": [{"index": i, "text": s} for i, s in enumerate(summaries, 1)],
-        "message_ids": [m.id for m in history if m.id],
+        # The conversation's own messages (rows a person can open), not this turn's tool
+        # exchange, which the reply shows as its steps.
+        "message_ids": [m.id for m in history if m.id and _is_row(m)],
         "estimated_input_tokens": estimate,
         "actual_input_tokens": None,
         "window": context.config.context_window,
@@ -154,6 +156,13 @@ def build_ledger(
         "memories": [{"id": m.get("id"), "text": m.get("text")} for m in state.get("memories", [])],
         "recalled_message_ids": [m.get("id") for m in state.get("recalled", [])],
     }
+
+
+def _is_row(message: BaseMessage) -> bool:
+    """Say whether a message of the history is one of the conversation's stored messages."""
+    if isinstance(message, HumanMessage):
+        return True
+    return isinstance(message, AIMessage) and not message.tool_calls
 
 
 def finish_message(response: AIMessage, reply_id: str) -> AIMessage:

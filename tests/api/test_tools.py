@@ -8,6 +8,7 @@ from asgiref.sync import async_to_sync
 
 from accounts.preferences import get_user_settings
 from conversations.models import Conversation
+from tests.support.fake_openai import FakeOpenAI
 from tests.support.mcp_fixtures import http_server, register_http, register_stdio
 from toolbox import servers
 from toolbox.models import McpServer
@@ -49,6 +50,15 @@ def test_a_server_that_is_down_lists_nothing_and_the_rest_still_answer(api, alph
     assert "mcp:alpha:lookup" in listed
     assert not any(i.startswith("mcp:gone:") for i in listed)
     assert McpServer.objects.get(name="gone").error
+
+
+def test_a_server_that_answers_garbage_lists_nothing(api, alpha):
+    with FakeOpenAI() as not_mcp:  # an HTTP server that speaks something else
+        McpServer.objects.create(name="junk", url=not_mcp.base_url)
+        listed = ids(api.get("/tools"))
+    assert "mcp:alpha:lookup" in listed
+    assert not any(i.startswith("mcp:junk:") for i in listed)
+    assert McpServer.objects.get(name="junk").error
 
 
 def test_servers_from_settings_are_kept_in_step(api, settings):

@@ -80,6 +80,10 @@ async def test_the_reply_uses_a_servers_tool_and_the_steps_name_it(model, alice,
     assert done["code"] == "tool.mcp.done"
     stored = [p for p in reply.parts if p["type"] == "tool_result"]
     assert stored and not stored[0]["is_error"]
+    # The ledger lists messages a person can open, not the turn's tool exchange.
+    rows = {str(pk) async for pk in Message.objects.values_list("pk", flat=True)}
+    assert reply.metadata["context"]["message_ids"]
+    assert set(reply.metadata["context"]["message_ids"]) <= rows
 
 
 async def test_a_stdio_servers_tool_answers(model, alice, mcp_servers):
