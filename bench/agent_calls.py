@@ -11,7 +11,7 @@
 
 Recall ranks with the app's own keyword search (text/ranking.py, memories/ranking.py: the
 functions the database-backed recall uses after its query); memories live in LangGraph's
-InMemoryStore.
+InMemoryStore (bench/agent_harness.py runs the turns).
 
 Everything runs against tests/support/fake_openai.py through the real ChatOpenAI.
 Run: uv run python bench/agent_calls.py
@@ -34,18 +34,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
-from agent import prompts
 from agent.config import AgentConfig
 from agent.intents import find_arithmetic
-from agent.llm import get_chat_model
-from agent.runner import Turn
-from agent.state import AgentContext, Question
-from agent.threads import ThreadRef
-from knowledge.embeddings import BundledEmbedder
-from memories.ranking import choose_memories
+from bench.agent_harness import BenchMemory, Transcript, run
+from bench.fake_llm import TOPIC, kind_of, request_tokens, summary_reply, typical_reply
 from tests.support.fake_openai import FakeOpenAI
-from tests.support.openai_replies import Reply, ToolCall, count_tokens, forced_tool, message_texts
-from text.ranking import select_recalled
+from tests.support.openai_replies import Reply, ToolCall, message_texts
 
 SEED_TABLE = {"simple_chat": 2, "tool": 3, "rag": 2, "long_conversation": 3, "rag_tool": 3}
 FACTS = {
@@ -67,19 +61,6 @@ FILLER_KO = (
     "대기 목록, 대시보드 개선 사항, 그리고 주간 회의를 짧게 유지하는 방법에 대해 이야기했어요. "
     "점심 후에는 메일에 답장했어요. "
 )
-# A typical short assistant answer (~100 tokens), in the user's language.
-REPLY_EN = (
-    "Thanks for the update. It sounds like a productive day: reviewing the planning notes "
-    "with design early helps everyone agree on priorities, and keeping the weekly sync short "
-    "is a good habit. For the leadership update, lead with the two or three decisions you "
-    "need from them, then the risks, then the details. If you want, I can help you draft "
-    "that update or turn the backlog into a short prioritised list."
-)
-REPLY_KO = (
-    "공유해 주셔서 감사합니다. 디자인 팀과 계획 문서를 먼저 검토하면 우선순위를 맞추기 쉽고, "
-    "주간 회의를 짧게 유지하는 것도 좋은 습관이에요. 지원 대기 목록은 영향이 큰 것부터 "
-    "정리하면 좋겠습니다. 원하시면 보고서 초안이나 우선순위 목록을 함께 만들어 드릴게요."
-)
 
 
 # What another user says in the cross-conversation scenario: the same words, other values.
@@ -97,33 +78,10 @@ def all_facts() -> list[tuple[str, str]]:
     return [*FACTS.values(), *OTHER_FACTS]
 
 
-def kind_of(body: dict[str, Any]) -> str:
-    """Classify a recorded request: router, summarizer or main model."""
-    if forced_tool(body) is not None:
-        return "router"
-    systems = message_texts(body, "system")
-    if systems and systems[0].startswith(prompts.SUMMARIZER_MARKER):
-        return "summarizer"
-    return "main"
-
-
-def request_tokens(body: dict[str, Any]) -> int:
-    """Count a request's prompt tokens the way the fake server reports them."""
-    texts = [*message_texts(body), json.dumps(body.get("tools") or "")]
-    return sum(count_tokens(t) + 4 for t in texts)
-
-
 def planted_in(text: str, keep_last: int | None) -> list[str]:
     """Return the planted fact sentences found in `text` (only the newest few if lossy)."""
     found = [sentence for sentence, key in FACTS.values() if key in text]
     return found[-keep_last:] if keep_last else found
-
-
-# What a summary says besides the planted facts, in the language the prompt asks for.
-TOPIC = {
-    "Korean": "사용자는 업무 계획, 온보딩, 지원 대기 목록과 주간 회의에 대해 이야기했다.",
-    "English": "The user talked about planning, onboarding, the support backlog and meetings.",
-}
 
 
 def summary_text(text: str, keep_last: int | None, language: str) -> str:
@@ -134,15 +92,7 @@ def summary_text(text: str, keep_last: int | None, language: str) -> str:
 def summarizer_reply(body: dict[str, Any], keep_last: int | None) -> Reply:
     """Summarize like a model that keeps the planted facts (all, or the newest few), in
     the language the prompt asks for."""
-    system = message_texts(body, "system")[0]
-    request = message_texts(body, "user")[-1]
-    language = "Korean" if "Write in Korean" in system else "English"
-    if prompts.MERGED_MARKER in system:
-        earlier, _, newer = request.partition("Newer messages:")
-        merged = summary_text(earlier, keep_last, language)
-        new = summary_text(newer, keep_last, language)
-        return Reply(text=f"{prompts.MERGED_MARKER}\n{merged}\n{prompts.NEW_MARKER}\n{new}")
-    return Reply(text=summary_text(request, keep_last, language))
+    return summary_reply(body, lambda text, language: summary_text(text, keep_last, language))
 
 
 def make_responder(keep_last: int | None, *, refuse: bool = False):
@@ -172,104 +122,9 @@ def make_responder(keep_last: int | None, *, refuse: bool = False):
         expression = find_arithmetic(last.get("content") or "")
         if body.get("tools") and expression:
             return Reply(tool_calls=[ToolCall("calculator", {"expression": expression})])
-        users = message_texts(body, "user")
-        korean = bool(users) and re.search(r"[가-힣]", users[-1])
-        return Reply(text=REPLY_KO if korean else REPLY_EN)
+        return typical_reply(body)
 
     return respond
-
-
-async def retriever(query: str, k: int) -> list[dict[str, Any]]:
-    """Return one fixed passage of the leave policy."""
-    return [
-        {
-            "document_id": "policy",
-            "document_title": "휴가 정책",
-            "section": "연차",
-            "snippet": "연차 15일",
-            "score": 0.9,
-            "text": "연차는 15일, 병가는 10일입니다.",
-        }
-    ]
-
-
-class Transcript:
-    """Every message of one conversation, for recall (what the database holds)."""
-
-    def __init__(self) -> None:
-        self.messages: list[dict[str, str]] = []
-
-    async def recall(self, query: str, present: str, exclude: list[str]) -> list[dict[str, str]]:
-        """Recall as conversations/recall.py does, over this transcript."""
-        skip = set(exclude)
-        older = [m for m in reversed(self.messages) if m["id"] not in skip]
-        return select_recalled(query, present, older, population=len(older))
-
-
-_EMBEDDER = BundledEmbedder()
-
-
-def _nearness(query: str, texts: list[str]) -> list[float]:
-    """As memories.services.nearness, with the bundled model (no Django here)."""
-    return [float(x) for x in _EMBEDDER.embed(texts) @ _EMBEDDER.embed([query])[0]]
-
-
-class BenchMemory:
-    """One user's memories in LangGraph's InMemoryStore (agent.state.MemoryAccess)."""
-
-    def __init__(self, store: InMemoryStore, user_id: int) -> None:
-        self.store, self.namespace = store, ("memories", str(user_id))
-
-    async def _all(self) -> list[dict[str, Any]]:
-        items = await self.store.asearch(self.namespace, limit=1000)
-        items.sort(key=lambda i: i.created_at, reverse=True)
-        return [{"id": i.key, "text": i.value["text"]} for i in items]
-
-    async def recall(self, query: str, k: int) -> list[dict[str, Any]]:
-        return choose_memories(query, await self._all(), k, nearness=_nearness)
-
-    async def remember(self, text: str) -> dict[str, Any]:
-        key = uuid.uuid4().hex
-        await self.store.aput(self.namespace, key, {"text": text})
-        return {"id": key, "text": text}
-
-    async def forget(self, query: str) -> list[dict[str, Any]]:
-        return []
-
-
-async def run(
-    config: AgentConfig,
-    saver: Any,
-    thread: str,
-    text: str,
-    *,
-    transcript: Transcript | None = None,
-    memory: BenchMemory | None = None,
-) -> dict[str, Any]:
-    """Run one turn (user with documents) and return its finished event."""
-    user_id, reply_id = str(uuid.uuid4()), str(uuid.uuid4())
-    context = AgentContext(
-        config=config,
-        llm=get_chat_model(config),
-        reply_id=reply_id,
-        retriever=retriever,
-        has_documents=True,
-        recall_messages=transcript.recall if transcript is not None else None,
-        memory=memory,
-    )
-    turn = Turn(
-        context,
-        thread=ThreadRef(thread),
-        question=Question(user_id, text),
-        checkpointer=saver,
-    )
-    events = [event async for event in turn.events()]
-    if transcript is not None:
-        transcript.messages.append({"id": user_id, "role": "user", "content": text})
-        transcript.messages.append(
-            {"id": reply_id, "role": "assistant", "content": events[-1]["content"]}
-        )
-    return events[-1]
 
 
 async def scenario_calls(server: FakeOpenAI, config: AgentConfig) -> dict[str, Any]:

@@ -7,7 +7,8 @@ talking to tests/support/fake_openai.py. The user writes ~60-100 tokens a turn, 
 Korean by turns, with a number every third turn; the main model answers ~100 tokens; the
 router (only asked when the owner has documents) answers "agent". Memory runs with the
 SPEC's defaults (MEMORY_MAX_MESSAGES=10, MEMORY_KEEP_RECENT=5, MEMORY_MAX_SUMMARIES=3,
-CHAT_CONTEXT_WINDOW=128000). The variants differ in what the summarizer answers:
+CHAT_CONTEXT_WINDOW=128000). The variants differ in what the summarizer answers
+(bench/long_conversation_script.py):
 - accepted: a summary agent/summary_check.py accepts (the language asked, the user's
   numbers kept, none invented; a merge keeps the newest half, as a word budget would);
 - refused: "OK", which the app refuses;
@@ -40,12 +41,10 @@ import json
 import logging
 import math
 import os
-import re
 import statistics
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -55,9 +54,9 @@ import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.long_conversation_script import SUMMARIZERS, FakeModel, user_message
 from bench.scratch_db import run_in_scratch_database
 from tests.support.fake_openai import FakeOpenAI
-from tests.support.openai_replies import Reply, ToolCall, forced_tool, message_texts
 
 BENCH_DB = "bench_long_conversation"
 TURNS = int(os.environ.get("BENCH_TURNS", 2000))
@@ -73,7 +72,6 @@ MEMORY_SETTINGS = {
     "MEMORY_MAX_SUMMARIES": 3,
     "CHAT_CONTEXT_WINDOW": 128000,
 }
-NUMBER_EVERY = 3  # a turn whose number divides by this states a number
 ONE_MB = 1_000_000
 CHECKPOINT_TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
 # What each table holds of a thread, in bytes (jsonb as its text).
@@ -82,134 +80,6 @@ THREAD_BYTES = {
     "checkpoint_blobs": "octet_length(blob)",
     "checkpoint_writes": "octet_length(blob)",
 }
-
-USER_EN = (
-    "This morning I went through the planning notes with the design team again. We talked "
-    "about onboarding, the support backlog and how to keep the weekly sync short. "
-    "Could you suggest how I should order these topics for Friday's meeting, and which "
-    "one I could leave for next week if we run out of time?",
-    "I spent the afternoon reviewing pull requests and answering customer emails about the "
-    "new dashboard. Some people like it, others miss the old filters. How would you "
-    "collect their feedback without drowning in it, and how often should I report back "
-    "to the people who wrote in? I do not want the survey to feel like homework.",
-    "Our team is thinking about moving the release train from weekly to every two weeks. "
-    "It would give QA more room, but product worries that fixes will reach users later. "
-    "What would you weigh before deciding, and how would you explain the change to the "
-    "support team and to our larger customers before the next quarter starts?",
-    "I want to write a short guide for new engineers: how to set up the project, where "
-    "the logs are, who to ask about deployments. What sections would you put in it, "
-    "and how long should it be so that people actually read it during their first week "
-    "on the team, not just skim the headings?",
-)
-USER_KO = (
-    "오늘은 디자인 팀과 분기 계획 문서를 다시 검토했어요. 온보딩 절차와 고객 지원 대기 목록, "
-    "주간 회의를 짧게 유지하는 방법을 이야기했는데 금요일 회의 순서를 어떻게 잡으면 좋을까요?",
-    "오후에는 코드 리뷰를 하고 새 대시보드에 대한 고객 메일에 답장했어요. 좋아하는 분도 있고 "
-    "예전 필터를 찾는 분도 있어요. 의견을 효율적으로 모으는 방법이 있을까요?",
-    "팀에서 배포 주기를 매주에서 격주로 바꾸는 것을 고민하고 있어요. 품질 검증 시간은 늘지만 "
-    "수정 사항이 늦게 전달될까 걱정돼요. 결정하기 전에 무엇을 따져 봐야 할까요?",
-    "신입 개발자를 위한 짧은 안내서를 쓰고 싶어요. 프로젝트 설정, 로그 위치, 배포 담당자 "
-    "같은 내용이요. 어떤 목차가 좋을지, 분량은 어느 정도가 적당할지 알려 주세요.",
-)
-SUMMARY_NUMBERS = {
-    "English": "Numbers the user gave: {numbers}.",
-    "Korean": "사용자가 말한 숫자: {numbers}.",
-}
-DIGEST_REPLY = (
-    "## Main points\n- The user shared notes about planning, reviews and releases.\n"
-    "## Decisions\n- (none)\n## Next actions\n- (none)"
-)
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
-
-
-def user_message(turn: int) -> str:
-    """Return the user's message of `turn`: Korean on even turns, a number every third."""
-    korean = turn % 2 == 0
-    text = (USER_KO if korean else USER_EN)[(turn // 2) % 4]
-    if turn % NUMBER_EVERY:
-        return text
-    amount = f"{100 + turn * 7919 % 90000:,}"
-    note = (
-        f"참고로 {turn}번 주문은 {amount}원이었어요."
-        if korean
-        else (f"For the record, order {turn} came to {amount} dollars.")
-    )
-    return f"{note} {text}"
-
-
-def stated_numbers(text: str) -> list[str]:
-    """Return the distinct numbers of two or more digits in `text`, in order."""
-    found = [n for n in _NUMBER.findall(text) if len(re.sub(r"\D", "", n)) >= 2]
-    return list(dict.fromkeys(found))
-
-
-def summary_of(numbers: list[str], language: str) -> str:
-    """Return a summary that keeps `numbers`, in `language` (agent_calls' topic sentence)."""
-    from bench.agent_calls import TOPIC
-
-    if not numbers:
-        return TOPIC[language]
-    return f"{TOPIC[language]} {SUMMARY_NUMBERS[language].format(numbers='; '.join(numbers))}"
-
-
-def accepted_summary(body: dict[str, Any]) -> Reply:
-    """Summarize as a model the app's check accepts: every number of the new messages; a
-    merge keeps the newest half of the two summaries' numbers (the check's floor)."""
-    from agent import prompts
-
-    system = message_texts(body, "system")[0]
-    request = message_texts(body, "user")[-1]
-    language = "Korean" if "Write in Korean" in system else "English"
-    if prompts.MERGED_MARKER in system:
-        earlier, _, newer = request.partition("Newer messages:")
-        kept = stated_numbers(earlier)
-        merged = summary_of(kept[len(kept) // 2 :], language)
-        new = summary_of(stated_numbers(newer), language)
-        return Reply(text=f"{prompts.MERGED_MARKER}\n{merged}\n{prompts.NEW_MARKER}\n{new}")
-    return Reply(text=summary_of(stated_numbers(request), language))
-
-
-SUMMARIZERS: dict[str, Callable[[dict[str, Any]], Reply]] = {
-    "accepted": accepted_summary,
-    "refused": lambda body: Reply(text="OK"),
-    "failed": lambda body: Reply(status=500),
-}
-
-
-def request_kind(body: dict[str, Any]) -> str:
-    """Classify a request: router, summarizer, digest (the conversation summary) or main."""
-    from agent.digest import DIGEST_MARKER
-    from bench.agent_calls import kind_of
-
-    systems = message_texts(body, "system")
-    if systems and systems[0].startswith(DIGEST_MARKER):
-        return "digest"
-    return kind_of(body)
-
-
-@dataclass
-class FakeModel:
-    """The fake server's responder for one variant; keeps (kind, messages, tokens) of each
-    request (the bodies themselves would hold hundreds of megabytes by turn 2,000)."""
-
-    summarize: Callable[[dict[str, Any]], Reply]
-    records: list[tuple[str, int, int]] = field(default_factory=list)
-
-    def __call__(self, body: dict[str, Any]) -> Reply:
-        from bench.agent_calls import REPLY_EN, REPLY_KO, request_tokens
-
-        kind = request_kind(body)
-        tokens = request_tokens(body) if kind in ("main", "summarizer") else 0
-        self.records.append((kind, len(body.get("messages") or []), tokens))
-        if kind == "router":
-            name = forced_tool(body)["function"]["name"]
-            return Reply(tool_calls=[ToolCall(name, {"route": "agent", "reason": "bench"})])
-        if kind == "summarizer":
-            return self.summarize(body)
-        if kind == "digest":
-            return Reply(text=DIGEST_REPLY)
-        users = message_texts(body, "user")
-        return Reply(text=REPLY_KO if users and re.search(r"[가-힣]", users[-1]) else REPLY_EN)
 
 
 def percentile(values: list[float], share: float) -> float:
