@@ -14,27 +14,15 @@ from asgiref.sync import sync_to_async
 from django.utils import timezone
 
 from conversations import services
-from tests.agent.helpers import memory_responder
 from tests.support import seed
-from tests.support.openai_replies import Reply, ToolCall, forced_tool
-from tests.support.turns import ask
+from tests.support.turns import ask, calling
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def searching(query: str, limit: int = 1):
     """Search other conversations for `query`, then say what the tool answered."""
-
-    def respond(body: dict) -> Reply:
-        last = body["messages"][-1]
-        if last["role"] == "user" and forced_tool(body) is None:
-            arguments = {"query": query, "limit": limit}
-            return Reply(tool_calls=[ToolCall("search_conversations", arguments)])
-        if last["role"] == "tool":
-            return Reply(text=f"I found: {last['content']}")
-        return memory_responder(body)
-
-    return respond
+    return calling("search_conversations", {"query": query, "limit": limit}, said="I found: ")
 
 
 @sync_to_async

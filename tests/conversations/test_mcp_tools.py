@@ -11,10 +11,9 @@ from asgiref.sync import sync_to_async
 
 from conversations import services
 from conversations.models import Message
-from tests.agent.helpers import memory_responder
 from tests.support.mcp_fixtures import http_server, register_http, register_stdio
-from tests.support.openai_replies import Reply, ToolCall, forced_tool
-from tests.support.turns import ask
+from tests.support.openai_replies import forced_tool
+from tests.support.turns import ask, calling
 from toolbox import servers
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -30,20 +29,6 @@ async def mcp_servers(settings):
         for server in (alpha, beta):
             await servers.arefresh(server)
         yield proc
-
-
-def calling(name: str, arguments: dict):
-    """Call tool `name` once, then answer with what the tool said."""
-
-    def respond(body: dict) -> Reply:
-        last = body["messages"][-1]
-        if last["role"] == "user" and forced_tool(body) is None:
-            return Reply(tool_calls=[ToolCall(name, arguments)])
-        if last["role"] == "tool":
-            return Reply(text=f"The tool said: {str(last['content'])[:200]}")
-        return memory_responder(body)
-
-    return respond
 
 
 async def conversation_with(alice, *tools: str):

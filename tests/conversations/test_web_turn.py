@@ -7,10 +7,8 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from conversations import services
-from tests.agent.helpers import memory_responder
 from tests.agent.test_web_tools import SearXNG, Server, site_routes, url_of
-from tests.support.openai_replies import Reply, ToolCall, forced_tool
-from tests.support.turns import ask
+from tests.support.turns import ask, calling
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -24,18 +22,6 @@ async def web(settings):
     yield searx, site
     await searx.stop()
     await site.stop()
-
-
-def calling(name: str, arguments: dict):
-    def respond(body: dict) -> Reply:
-        last = body["messages"][-1]
-        if last["role"] == "user" and forced_tool(body) is None:
-            return Reply(tool_calls=[ToolCall(name, arguments)])
-        if last["role"] == "tool":
-            return Reply(text=f"From the web: {str(last['content'])[:300]}")
-        return memory_responder(body)
-
-    return respond
 
 
 def tool_text(model) -> str:

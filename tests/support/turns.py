@@ -6,7 +6,24 @@ from typing import Any
 
 from conversations.realtime.hub import get_hub
 from conversations.replies import Ask, start_reply
+from tests.agent.helpers import memory_responder
+from tests.support.openai_replies import Reply, ToolCall, forced_tool
 from tests.support.sink import Sink
+
+
+def calling(name: str, arguments: dict[str, Any], *, said: str = "The tool said: "):
+    """A model that calls tool `name` once for the user's message, then answers with
+    `said` and the tool's result (other requests, summaries included, as usual)."""
+
+    def respond(body: dict[str, Any]) -> Reply:
+        last = body["messages"][-1]
+        if last["role"] == "user" and forced_tool(body) is None:
+            return Reply(tool_calls=[ToolCall(name, arguments)])
+        if last["role"] == "tool":
+            return Reply(text=f"{said}{str(last['content'])[:300]}")
+        return memory_responder(body)
+
+    return respond
 
 
 def ask_of(
