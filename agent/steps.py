@@ -97,6 +97,11 @@ TOOL_WORDS: dict[str, tuple[str, str, str]] = {
         _("Opened a web page"),
         _("Could not open that web page"),
     ),
+    "python": (
+        _("Running Python code"),
+        _("Ran Python code"),
+        _("Could not run the Python code"),
+    ),
 }
 # Any other tool (an MCP server's): its own name is all we know of it.
 OTHER_TOOL = "other"
@@ -283,6 +288,9 @@ STEPS: dict[str, Step] = {
     ),
     "web.unsupported": _step("tool_result", _("Cannot read this kind of file (%(kind)s)")),
     "web.no_text": _step("tool_result", _("Found no readable text on the page at %(host)s")),
+    # the Python sandbox (agent/tools/python_sandbox.py); a run a limit stopped is not a failure
+    "python.unavailable": _step("tool_result", _("Python cannot run on this server right now")),
+    "python.too_long": _step("tool_result", _("The code is too long to run")),
     # any tool: what stopped it
     "tool.timeout": _step("tool_result", _("%(tool)s took too long and was stopped")),
     "tool.unreachable": _step("tool_result", _("Could not reach %(server)s to use %(tool)s")),

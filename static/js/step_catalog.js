@@ -2,7 +2,7 @@
 // Every step's English words, translated by Django's JavaScript catalog.
 import { _, ngettext } from "./i18n.js";
 
-export const TOOLS = ["calculator", "forget", "get_current_datetime", "get_document_section", "read_url", "remember", "search_conversations", "search_documents", "web_search"];
+export const TOOLS = ["calculator", "forget", "get_current_datetime", "get_document_section", "python", "read_url", "remember", "search_conversations", "search_documents", "web_search"];
 export const OTHER_TOOL = "other";
 
 export const STEPS = {
@@ -57,6 +57,8 @@ export const STEPS = {
   "web.page_error": () => _("The page at %(host)s answered with an error (%(status)s)"),
   "web.unsupported": () => _("Cannot read this kind of file (%(kind)s)"),
   "web.no_text": () => _("Found no readable text on the page at %(host)s"),
+  "python.unavailable": () => _("Python cannot run on this server right now"),
+  "python.too_long": () => _("The code is too long to run"),
   "tool.timeout": () => _("%(tool)s took too long and was stopped"),
   "tool.unreachable": () => _("Could not reach %(server)s to use %(tool)s"),
   "tool.calculator.call": () => _("Using the calculator"),
@@ -86,6 +88,9 @@ export const STEPS = {
   "tool.read_url.call": () => _("Opening a web page"),
   "tool.read_url.done": () => _("Opened a web page"),
   "tool.read_url.failed": () => _("Could not open that web page"),
+  "tool.python.call": () => _("Running Python code"),
+  "tool.python.done": () => _("Ran Python code"),
+  "tool.python.failed": () => _("Could not run the Python code"),
   "tool.other.call": () => _("Using the tool %(tool)s"),
   "tool.other.done": () => _("Used the tool %(tool)s"),
   "tool.other.failed": () => _("The tool %(tool)s did not work this time"),

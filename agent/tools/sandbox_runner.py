@@ -1,0 +1,394 @@
+"""Run Python code with the system's python3 inside bubblewrap (Debian's `bubblewrap`).
+
+The sandbox has no network (its own empty network namespace), sees a read-only /usr and
+nothing else of the host (no /etc, no /root, no app directory, no environment), runs as an
+unprivileged user in its own user, PID, IPC, UTS and cgroup namespaces, and writes only to
+small tmpfs mounts that vanish with it: the working directory, /tmp and /dev/shm.
+
+Inside, sandbox_launcher.py is the PID namespace's init: the code cannot signal or trace it.
+It sets the limits (CPU seconds, address space, processes - counted per sandbox, since the
+user namespace is new and its user is not root -, file size, open files), runs the code,
+kills everything at the wall time and reports back with the images. Here the wall time is
+kept again, and stdout and stderr are each read up to a cap: past it, the sandbox is killed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import functools
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+KB = 1024
+MB = 1024 * KB
+StopReason = Literal["timeout", "cpu_time", "memory", "output_limit", "killed"]
+
+BWRAP = "bwrap"  # looked up on PATH (Debian's `bubblewrap` package)
+SYSTEM_PYTHON = "/usr/bin/python3"  # never the app's venv: nothing of the app inside
+WORK_DIR = "/home/sandbox"
+NOBODY = 65534  # who runs bwrap when the server is root: RLIMIT_NPROC spares root
+GRACE_SECONDS = 3.0  # past the wall time: the launcher's own kill and image collection
+DRAIN_SECONDS = 2.0  # reading what is left in the pipes once the sandbox has ended
+HOST_ENV = {"PATH": "/usr/bin:/bin"}  # bwrap gets nothing of the server's environment
+SANDBOX_ENV = {
+    "PATH": "/usr/bin:/bin",
+    "HOME": WORK_DIR,
+    "LANG": "C.UTF-8",
+    "TMPDIR": "/tmp",
+    "MPLBACKEND": "Agg",
+    "MPLCONFIGDIR": "/tmp/matplotlib",
+    "OMP_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+}
+LAUNCHER = (Path(__file__).with_name("sandbox_launcher.py")).read_text(encoding="utf-8")
+MAGIC = {b"\x89PNG\r\n\x1a\n": "image/png", b"\xff\xd8\xff": "image/jpeg"}
+_MEMORY_ERROR = re.compile(r"^MemoryError\b", re.M)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one run may use."""
+
+    wall_seconds: float = 10.0
+    cpu_seconds: int = 10
+    memory_bytes: int = 512 * MB  # address space of each process
+    processes: int = 32  # processes and threads at once, the code's first one included
+    file_bytes: int = 16 * MB  # largest file it may write
+    open_files: int = 64
+    output_bytes: int = 64 * KB  # of stdout, and of stderr
+    work_dir_bytes: int = 64 * MB  # the working directory (a tmpfs, in memory)
+    tmp_bytes: int = 16 * MB  # /tmp, and /dev/shm
+    max_images: int = 4
+    image_bytes: int = 2 * MB
+    code_bytes: int = 100 * KB
+
+
+DEFAULT_LIMITS = Limits()
+
+
+@dataclass(frozen=True)
+class Image:
+    """A PNG or JPEG file the code saved in its working directory."""
+
+    name: str
+    content_type: str
+    data: bytes
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """How a run ended: its output (capped), its exit code or what stopped it, its images."""
+
+    stdout: str
+    stderr: str
+    exit_code: int | None
+    stopped: StopReason | None
+    images: tuple[Image, ...] = ()
+    images_left_out: int = 0
+    signal: int | None = None
+    seconds: float = 0.0
+
+
+class SandboxUnavailable(RuntimeError):
+    """bubblewrap is missing, or the sandbox could not start on this machine."""
+
+
+class CodeTooLong(ValueError):
+    """The code is longer than `Limits.code_bytes`."""
+
+
+@functools.lru_cache(maxsize=1)
+def sandbox_available() -> bool:
+    """Return whether bwrap is installed and starts this module's sandbox, with the same
+    options (cached: the first call starts a sandbox and blocks for a moment, so make it at
+    startup rather than on the event loop)."""
+    bwrap = shutil.which(BWRAP)
+    if bwrap is None:
+        return False
+    # the code file is stdin here: empty
+    argv = [bwrap, *bwrap_options(DEFAULT_LIMITS), SYSTEM_PYTHON, "-I", "-S", "-c", "print('ok')"]
+    try:
+        done = subprocess.run(
+            argv, input=b"", capture_output=True, timeout=20, **_process_options()
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0 and done.stdout.strip() == b"ok"
+
+
+async def run_python(code: str, *, limits: Limits = DEFAULT_LIMITS) -> RunResult:
+    """Run `code` in a fresh sandbox and return how it ended; a limit it reached is a result,
+    not an exception. Raises CodeTooLong, or SandboxUnavailable when the sandbox cannot start.
+    """
+    source = code.encode("utf-8", "replace")
+    if len(source) > limits.code_bytes:
+        raise CodeTooLong(f"the code is longer than {limits.code_bytes} bytes")
+    bwrap = shutil.which(BWRAP)
+    if bwrap is None:
+        raise SandboxUnavailable("bubblewrap (bwrap) is not installed")
+    run = _Run(limits)
+    await run.start(bwrap, source)
+    return await run.finish()
+
+
+def _code_file(source: bytes) -> int:
+    """Return a memory file holding the code, for bwrap to copy into /sandbox/main.py."""
+    fd = os.memfd_create("main.py", os.MFD_CLOEXEC)
+    os.write(fd, source)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+def bwrap_options(limits: Limits, *, code_fd: int = 0) -> list[str]:
+    """Return bwrap's options: the namespaces and the sandbox's whole file system, with the
+    code read from `code_fd` into /sandbox/main.py."""
+    env = [arg for name, value in SANDBOX_ENV.items() for arg in ("--setenv", name, value)]
+    return [
+        *("--unshare-all", "--unshare-user", "--disable-userns"),
+        *("--uid", str(NOBODY), "--gid", str(NOBODY), "--hostname", "sandbox"),
+        *("--as-pid-1", "--die-with-parent", "--new-session", "--clearenv", *env),
+        *("--ro-bind", "/usr", "/usr"),
+        *("--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64"),
+        *("--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin"),
+        *("--proc", "/proc", "--dev", "/dev"),
+        *("--size", str(limits.tmp_bytes), "--tmpfs", "/dev/shm"),
+        *("--size", str(limits.tmp_bytes), "--tmpfs", "/tmp"),
+        *("--size", str(limits.work_dir_bytes), "--tmpfs", WORK_DIR),
+        *("--file", str(code_fd), "/sandbox/main.py"),
+        *("--remount-ro", "/dev", "--remount-ro", "/", "--chdir", WORK_DIR),
+    ]
+
+
+def _launcher_command(result_fd: int, limits: Limits) -> list[str]:
+    cpu = limits.cpu_seconds
+    config = {
+        "wall_seconds": limits.wall_seconds,
+        "max_images": limits.max_images,
+        "image_bytes": limits.image_bytes,
+        "rlimits": {
+            "RLIMIT_CPU": [cpu, cpu + 1],  # SIGXCPU at the limit, SIGKILL a second later
+            "RLIMIT_AS": [limits.memory_bytes] * 2,
+            # counted per sandbox (its own user namespace), the launcher included
+            "RLIMIT_NPROC": [limits.processes + 1] * 2,
+            "RLIMIT_FSIZE": [limits.file_bytes] * 2,
+            "RLIMIT_NOFILE": [limits.open_files] * 2,
+            "RLIMIT_CORE": [0, 0],
+        },
+    }
+    return [SYSTEM_PYTHON, "-I", "-S", "-c", LAUNCHER, str(result_fd), json.dumps(config)]
+
+
+def _process_options() -> dict[str, Any]:
+    """Return how bwrap is started: its own process group, no environment, from /, and
+    as nobody when the server is root (root's processes are never counted against
+    RLIMIT_NPROC, so a fork bomb would not stop)."""
+    options: dict[str, Any] = {"env": HOST_ENV, "cwd": "/", "start_new_session": True}
+    if os.geteuid() == 0:
+        options |= {"user": NOBODY, "group": NOBODY, "extra_groups": []}
+    return options
+
+
+class _Capped:
+    """What a pipe delivered, up to `cap` bytes; past it, `over` is called once and the rest
+    is read and dropped (so the pipe reaches its end and closes)."""
+
+    def __init__(self, cap: int, over: Callable[[], None]) -> None:
+        self.data = bytearray()
+        self.cut = False
+        self._cap = cap
+        self._over = over
+
+    async def drain(self, stream: asyncio.StreamReader) -> None:
+        while chunk := await stream.read(64 * KB):
+            if self.cut:
+                continue
+            room = self._cap - len(self.data)
+            self.data += chunk[:room]
+            if len(chunk) > room:
+                self.cut = True
+                self._over()
+
+
+class _Run:
+    """One sandbox from start to end: read its pipes capped, enforce the wall time."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self.process: asyncio.subprocess.Process | None = None
+        self.read_fds: list[int] = []  # stdout, stderr, the launcher's report
+        self.stdout = _Capped(limits.output_bytes, self.kill)
+        self.stderr = _Capped(limits.output_bytes, self.kill)
+        # base64 images and a little JSON; anything longer is not the launcher's report
+        images_bytes = limits.max_images * (limits.image_bytes * 4 // 3 + KB)
+        self.report = _Capped(images_bytes + MB, self.kill)
+        self.started = time.monotonic()
+
+    async def start(self, bwrap: str, source: bytes) -> None:
+        """Start bwrap with the code in a memory file and three pipes to read."""
+        with contextlib.ExitStack() as ours_to_close:  # the child keeps its own copies
+            code_fd = _code_file(source)
+            ours_to_close.callback(os.close, code_fd)
+            write_fds = []
+            for _ in range(3):
+                read_fd, write_fd = os.pipe()
+                self.read_fds.append(read_fd)
+                ours_to_close.callback(os.close, write_fd)
+                write_fds.append(write_fd)
+            try:
+                self.process = await asyncio.create_subprocess_exec(
+                    bwrap,
+                    *bwrap_options(self.limits, code_fd=code_fd),
+                    *_launcher_command(write_fds[2], self.limits),
+                    stdin=asyncio.subprocess.DEVNULL,
+                    stdout=write_fds[0],
+                    stderr=write_fds[1],
+                    pass_fds=(code_fd, write_fds[2]),
+                    **_process_options(),
+                )
+            except BaseException as exc:
+                for fd in self.read_fds:
+                    os.close(fd)
+                if isinstance(exc, OSError):
+                    raise SandboxUnavailable(f"bwrap could not start: {exc}") from exc
+                raise
+
+    def kill(self) -> None:
+        """Kill bwrap; its sandbox dies with it (--die-with-parent kills the launcher, the
+        PID namespace's init, and the kernel then every process in the namespace)."""
+        if self.process is not None and self.process.returncode is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+
+    async def finish(self) -> RunResult:
+        """Read the pipes until the sandbox ends (killing it at the wall time), then
+        return its result."""
+        process = self.process
+        assert process is not None, "start() first"
+        loop = asyncio.get_running_loop()
+        transports, tasks = [], []
+        for fd, capped in zip(self.read_fds, (self.stdout, self.stderr, self.report), strict=True):
+            reader = asyncio.StreamReader(limit=64 * KB, loop=loop)
+            transport, _ = await loop.connect_read_pipe(
+                lambda reader=reader: asyncio.StreamReaderProtocol(reader, loop=loop),
+                os.fdopen(fd, "rb", buffering=0),
+            )
+            transports.append(transport)
+            tasks.append(asyncio.create_task(capped.drain(reader)))
+        timed_out = False
+        try:
+            try:
+                await asyncio.wait_for(process.wait(), self.limits.wall_seconds + GRACE_SECONDS)
+            except TimeoutError:
+                timed_out = True
+            self.kill()
+            await asyncio.wait(tasks, timeout=DRAIN_SECONDS)
+        finally:
+            self.kill()  # also when the caller is cancelled
+            for task in tasks:
+                task.cancel()
+            for transport in transports:
+                transport.close()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(process.wait(), DRAIN_SECONDS)
+        return self._result(timed_out)
+
+    def _result(self, host_timed_out: bool) -> RunResult:
+        report = _parse_report(bytes(self.report.data), self.report.cut)
+        if report is None:
+            raise SandboxUnavailable(
+                "the sandbox did not start: " + self.stderr.data.decode("utf-8", "replace")[:500]
+            )
+        stderr = self.stderr.data.decode("utf-8", "replace")
+        signal_number = report.get("signal")
+        stopped = _stop_reason(
+            output_cut=self.stdout.cut or self.stderr.cut,
+            timed_out=host_timed_out or report.get("timed_out") is True,
+            signal_number=signal_number,
+            finished="exit_code" in report or signal_number is not None,
+            stderr=stderr,
+        )
+        images, left_out = _images(report, self.limits)
+        return RunResult(
+            stdout=_text(self.stdout),
+            stderr=_text(self.stderr),
+            exit_code=report.get("exit_code"),
+            stopped=stopped,
+            images=images,
+            images_left_out=left_out,
+            signal=signal_number,
+            seconds=round(time.monotonic() - self.started, 3),
+        )
+
+
+def _parse_report(data: bytes, cut: bool) -> dict[str, Any] | None:
+    """Return the launcher's report; {} if it started but said nothing usable (killed, or
+    cut); None if it never started."""
+    if not data.startswith(b"+"):
+        return None
+    try:
+        report = json.loads(data[1:]) if not cut else {}
+    except ValueError:
+        return {}
+    if not isinstance(report, dict):
+        return {}
+    return {
+        key: value
+        for key, value in report.items()
+        if (key in ("exit_code", "signal") and isinstance(value, int))
+        or (key == "timed_out" and isinstance(value, bool))
+        or (key == "images" and isinstance(value, list))
+        or (key == "left_out" and isinstance(value, int))
+    }
+
+
+def _stop_reason(
+    *, output_cut: bool, timed_out: bool, signal_number: int | None, finished: bool, stderr: str
+) -> StopReason | None:
+    if output_cut:
+        return "output_limit"
+    if timed_out:
+        return "timeout"
+    if signal_number == signal.SIGXCPU:
+        return "cpu_time"
+    if _MEMORY_ERROR.search("\n".join(stderr.strip().splitlines()[-3:])):
+        return "memory"
+    if signal_number is not None or not finished:
+        return "killed"
+    return None
+
+
+def _images(report: dict[str, Any], limits: Limits) -> tuple[tuple[Image, ...], int]:
+    """Return the reported images that are what they claim (checked again here: the code
+    shares the sandbox with the launcher)."""
+    found: list[Image] = []
+    for item in report.get("images", []):
+        if len(found) >= limits.max_images or not isinstance(item, dict):
+            break
+        try:
+            data = base64.b64decode(str(item.get("data", "")), validate=True)
+        except ValueError:
+            continue
+        kind = next((kind for magic, kind in MAGIC.items() if data.startswith(magic)), None)
+        if kind is None or len(data) > limits.image_bytes:
+            continue
+        name = "".join(c for c in str(item.get("name", "image")) if c.isprintable())[:200]
+        found.append(Image(name=name or "image", content_type=kind, data=data))
+    return tuple(found), max(0, int(report.get("left_out", 0)))
+
+
+def _text(output: _Capped) -> str:
+    text = output.data.decode("utf-8", "replace")
+    if output.cut:
+        text += f"\n[cut: more than {len(output.data) // KB} KB]"
+    return text
