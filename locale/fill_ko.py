@@ -271,6 +271,10 @@ def fill(path: Path) -> list[str]:
         return f"{head}{key} {_quote(ko)}\n"
 
     text = ENTRY.sub(replace, text)
+    # makemessages guesses a new entry from a similar old one and marks it fuzzy (which
+    # compilemessages leaves out); every entry here is filled from KO, so drop the guesses.
+    text = re.sub(r"^#, fuzzy\n(#\| msgid .*\n)*", "", text, flags=re.M)
+    text = re.sub(r"^#, fuzzy, (.*)\n(#\| msgid .*\n)*", r"#, \1\n", text, flags=re.M)
     text = text.replace('"Language: \\n"', '"Language: ko\\n"')
     path.write_text(text, encoding="utf-8")
     return missing
