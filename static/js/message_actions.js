@@ -1,0 +1,121 @@
+// What the buttons under a message do (copy, fork, rate, report, delete, regenerate,
+// continue, edit, switch branch), and editing a message in place.
+import { api } from "./api.js";
+import { newClientId } from "./composer.js";
+import { confirmDialog, copyText, el, toast } from "./dom.js";
+import { _ } from "./i18n.js";
+
+// `isRunning()`: whether a reply runs; `startAction(frame)` sends a regenerate or continue,
+// `sendAsk(frame)` an edit; `send(frame)` any other frame; `reloadBranch()` shows the
+// current branch again.
+export function initMessageActions(conversationId, { isRunning, startAction, sendAsk, send, reloadBranch }) {
+  const list = document.getElementById("messages");
+
+  function askComment(title) {
+    const dialog = document.getElementById("comment-dialog");
+    dialog.querySelector("#comment-title").textContent = title;
+    const area = dialog.querySelector("#comment-input");
+    area.value = "";
+    dialog.returnValue = "";
+    dialog.showModal();
+    return new Promise((resolve) => {
+      dialog.addEventListener("close", () => resolve(dialog.returnValue === "ok" ? area.value.trim() : null), { once: true });
+    });
+  }
+
+  const ACTIONS = {
+    copy: (li) => copyText(li.dataset.raw ?? li.querySelector(".content").textContent),
+    async fork(li) {
+      const fork = await api("POST", `/conversations/${conversationId}/fork`, { from_message_id: li.dataset.id });
+      location.href = `/conversations/${fork.id}/`;
+    },
+    up: (li, button) => rate(li, button, "up"),
+    down: (li, button) => rate(li, button, "down"),
+    async report(li) {
+      const reason = await askComment(_("Report this message"));
+      if (reason === null) return;
+      await api("POST", `/messages/${li.dataset.id}/report`, { reason });
+      toast(_("Thank you. The message was reported."));
+    },
+    async delete(li) {
+      const text = _("Delete this message and everything after it on this branch? The assistant forgets them too.");
+      if (!(await confirmDialog(text, _("Delete")))) return;
+      await api("DELETE", `/messages/${li.dataset.id}`);
+      await reloadBranch();
+      toast(_("Message deleted."));
+    },
+    regenerate(li) {
+      if (isRunning()) return;
+      startAction({ type: "message.regenerate", message_id: li.dataset.id });
+    },
+    continue(li) {
+      if (isRunning()) return;
+      startAction({ type: "message.continue", message_id: li.dataset.id });
+    },
+    edit(li) {
+      if (!isRunning()) openEditor(li);
+    },
+    switch(li, button) {
+      if (button.dataset.target) send({ type: "branch.switch", message_id: button.dataset.target });
+    },
+  };
+
+  // Edit in place: Enter sends the new version (a sibling), Esc puts the message back.
+  function openEditor(li) {
+    if (li.querySelector(".editor")) return;
+    const bubble = li.querySelector(".bubble");
+    const area = el("textarea", { className: "editor-input", rows: 3, "aria-label": _("Edit message") });
+    area.value = li.dataset.raw ?? bubble.querySelector(".content").textContent;
+    const save = el("button", { type: "submit", className: "primary", text: _("Send") });
+    const cancel = el("button", { type: "button", text: _("Cancel") });
+    const form = el("form", { className: "editor" }, area, el("div", { className: "row" }, save, cancel));
+    bubble.hidden = true;
+    bubble.after(form);
+    const close = () => { form.remove(); bubble.hidden = false; };
+    cancel.addEventListener("click", close);
+    area.addEventListener("keydown", (event) => {
+      if (event.key === "Escape") { event.preventDefault(); event.stopPropagation(); close(); }
+      if (event.key === "Enter" && !event.shiftKey && !event.isComposing && event.keyCode !== 229) {
+        event.preventDefault();
+        form.requestSubmit();
+      }
+    });
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      const content = area.value.trim();
+      if (!content || isRunning()) return;
+      if (content === (li.dataset.raw ?? "").trim()) { close(); return; }
+      close();
+      sendAsk({ type: "message.edit", message_id: li.dataset.id, content, client_id: newClientId() });
+    });
+    area.focus();
+    area.setSelectionRange(area.value.length, area.value.length);
+  }
+
+  async function rate(li, button, rating) {
+    const comment = await askComment(rating === "up" ? _("What was good? (optional)") : _("What went wrong? (optional)"));
+    if (comment === null) return;
+    await api("POST", `/messages/${li.dataset.id}/feedback`, { rating, comment });
+    for (const b of li.querySelectorAll('[data-action="up"], [data-action="down"]')) b.setAttribute("aria-pressed", String(b === button));
+    toast(_("Thanks for the feedback."));
+  }
+
+  list.addEventListener("click", async (event) => {
+    const button = event.target.closest("button[data-action]");
+    if (!button) return;
+    const li = button.closest("li.message");
+    const action = ACTIONS[button.dataset.action];
+    if (!li || !action || !li.dataset.id) return;
+    button.disabled = true;
+    try {
+      await action(li, button);
+    } catch (error) {
+      toast(error.status === 404 && button.dataset.action === "report"
+        ? _("Reporting is not available yet.") : (error.message || _("Something went wrong.")), { error: true });
+    } finally {
+      button.disabled = false;
+    }
+  });
+
+  return { openEditor };
+}

@@ -1,0 +1,308 @@
+// The conversation page's message list: stored messages in sequence order, the reply
+// streaming in, and the pages of the branch fetched from the server.
+import { copyText, el, parseFragment, toast } from "./dom.js";
+import { _, format } from "./i18n.js";
+import { renderRich } from "./rich.js";
+import { stepText } from "./steps.js";
+
+// `markSeen(id)`: a message the page shows, so the socket's replay skips it.
+export function initMessages(root, { markSeen }) {
+  const list = document.getElementById("messages");
+  const scroller = document.getElementById("scroller");
+  const liveRegion = document.getElementById("live-region");
+  const older = document.getElementById("older");
+  let streaming = null; // the <li> of the reply in progress
+
+  // --- rendering -----------------------------------------------------------------------
+  function messageItems() {
+    return [...list.querySelectorAll(":scope > li.message[data-seq]")];
+  }
+
+  // The stored text of each message the page has shown (a continue starts from it).
+  const texts = new Map();
+
+  function remember(scope) {
+    for (const li of scope.querySelectorAll("li.message[data-id]")) {
+      if (li.dataset.raw !== undefined) texts.set(li.dataset.id, li.dataset.raw);
+    }
+  }
+
+  // The newest message shown: the leaf of the branch on the page.
+  function shownLeaf() {
+    const items = messageItems().filter((li) => li !== streaming);
+    return items.length ? items[items.length - 1].dataset.id : null;
+  }
+
+  function maxSeq() {
+    return messageItems().reduce((n, li) => Math.max(n, Number(li.dataset.seq) || 0), 0);
+  }
+
+  function nearBottom() {
+    return scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 120;
+  }
+
+  function scrollToBottom() {
+    scroller.scrollTop = scroller.scrollHeight;
+  }
+
+  function enhance(scope) {
+    for (const pre of scope.querySelectorAll(".markdown pre")) {
+      if (pre.parentElement.classList.contains("code-block")) continue;
+      const wrap = el("div", { className: "code-block" });
+      const code = pre.querySelector("code");
+      const language = code && [...code.classList].find((c) => c.startsWith("language-"));
+      const button = el("button", { type: "button", className: "copy-code", text: _("Copy code") });
+      button.addEventListener("click", () => copyText(pre.textContent));
+      pre.replaceWith(wrap);
+      wrap.append(el("div", { className: "code-head" },
+        el("span", { text: language ? language.slice(9) : "" }), button), pre);
+    }
+    for (const ref of scope.querySelectorAll(".ledger-ref")) {
+      const target = document.getElementById(`msg-${ref.dataset.ref}`);
+      if (target) ref.textContent = `#${target.dataset.seq}`;
+    }
+    if (scope.matches?.("li.message") || scope.querySelector("li.message")) document.getElementById("empty-chat")?.remove();
+    renderRich(scope); // math and diagrams; never rejects
+  }
+
+  // Insert a server-rendered message <li> in sequence order (or replace its placeholder).
+  function place(node) {
+    const seq = Number(node.dataset.seq);
+    const existing = document.getElementById(node.id);
+    if (existing) {
+      existing.replaceWith(node);
+      return;
+    }
+    const after = messageItems().find((li) => Number(li.dataset.seq) > seq);
+    if (after) list.insertBefore(node, after);
+    else if (streaming && streaming.parentElement === list) list.insertBefore(node, streaming);
+    else list.append(node);
+  }
+
+  // Whether a stored message's token count is an estimate (older replies say so in their ledger).
+  function tokensEstimated(message) {
+    const metadata = message.metadata || {};
+    return Boolean(metadata.tokens_estimated || (metadata.context && metadata.context.usage_estimated));
+  }
+
+  async function showStored(message) {
+    if (document.getElementById(`msg-${message.id}`)?.dataset.final === "1") return;
+    const stick = nearBottom();
+    const replacing = message.role === "assistant" && streaming;
+    // The placeholder carries the message's id: until its fragment arrives it is the leaf
+    // shown (shownLeaf), and the reply to it must be seen to follow it. It carries its counts
+    // too: the header adds up what the list shows.
+    const placeholder = replacing ? streaming : el("li", {
+      className: `message ${message.role} loading`, id: `msg-${message.id}`,
+      "data-id": message.id, "data-seq": message.sequence_number,
+    }, el("div", { className: "bubble" }, el("div", { className: "content plain", text: message.content })));
+    placeholder.dataset.tokens = message.tokens_used || 0;
+    if (tokensEstimated(message)) placeholder.dataset.tokensEstimated = "1";
+    if (replacing) {
+      streaming = null;
+      placeholder.id = `msg-${message.id}`;
+      placeholder.dataset.id = message.id;
+      placeholder.dataset.seq = message.sequence_number;
+    } else {
+      place(placeholder);
+    }
+    if (stick) scrollToBottom();
+    try {
+      const response = await fetch(`${root.dataset.messageUrl}${message.id}/fragment/`, { credentials: "same-origin" });
+      if (!response.ok) throw new Error(String(response.status));
+      const fragment = parseFragment(await response.text());
+      const node = fragment.querySelector("li.message");
+      node.dataset.final = "1";
+      enhance(node);
+      placeholder.replaceWith(node);
+      if (stick) scrollToBottom();
+    } catch {
+      placeholder.classList.remove("loading"); // keep the plain text; a reload shows the rest
+    }
+    if (message.role === "assistant") liveRegion.textContent = _("Reply received.");
+  }
+
+  // A stored message from the socket. One that does not follow the branch shown (an edit,
+  // another tab's switch): show the current branch instead.
+  function show(message) {
+    texts.set(message.id, message.content);
+    const follows = (message.parent_id || null) === shownLeaf();
+    if (!follows && !document.getElementById(`msg-${message.id}`)) reloadBranch();
+    else {
+      if (reloading) arrivedWhileReloading.add(message.id);
+      showStored(message);
+    }
+  }
+
+  // --- the reply in progress -------------------------------------------------------------
+  function ensureStreaming() {
+    if (streaming) return streaming;
+    const stick = nearBottom();
+    streaming = el("li", { className: "message assistant streaming", "aria-busy": "true" },
+      el("ol", { className: "live-steps", "aria-label": _("Working…") }),
+      el("div", { className: "bubble" },
+        el("span", { className: "visually-hidden", text: _("Assistant is replying:") }),
+        el("div", { className: "content plain stream-text" }),
+        el("span", { className: "cursor", "aria-hidden": "true" })));
+    list.append(streaming);
+    if (stick) scrollToBottom();
+    return streaming;
+  }
+
+  function showText(run) {
+    const node = ensureStreaming();
+    const stick = nearBottom();
+    node.querySelector(".stream-text").textContent = run.text;
+    if (stick) scrollToBottom();
+  }
+
+  function showStep(frame) {
+    const node = ensureStreaming();
+    const text = stepText(frame);
+    if (text) node.querySelector(".live-steps").append(el("li", { className: `step step-${frame.step}`, text }));
+  }
+
+  function showSources(frame) {
+    const node = ensureStreaming();
+    const items = (frame.items || []).map((s) => {
+      const label = [s.document_title || s.title || s.filename || s.document_id || "", s.section]
+        .filter(Boolean).join(" · ");
+      // Only our own relative links: a source never becomes a javascript: URL.
+      const safe = typeof s.url === "string" && s.url.startsWith("/documents/") && !s.url.includes("//");
+      return el("li", {}, safe ? el("a", { href: s.url, target: "_blank", rel: "noopener", text: label })
+        : el("span", { text: label }));
+    });
+    node.append(el("details", { className: "details" },
+      el("summary", { text: format(_("%(n)s sources"), { n: items.length }) }),
+      el("div", { className: "details-body" }, el("ol", {}, ...items))));
+  }
+
+  // Nothing was stored for the reply (stopped before any text): drop its bubble.
+  function dropEmptyReply() {
+    if (!streaming) return;
+    const text = streaming.querySelector(".stream-text").textContent;
+    if (!text) { streaming.remove(); streaming = null; }
+  }
+
+  // --- pages of the branch ---------------------------------------------------------------
+  // Show the current branch: the newest page of it, from the server.
+  let reloading = null;
+  let reloadAgain = false;
+  const arrivedWhileReloading = new Set();
+  function reloadBranch() {
+    // Asked again while a reload is in flight: its page may predate what asked (a reply
+    // stored meanwhile), so one more follows it.
+    if (reloading) { reloadAgain = true; return reloading; }
+    arrivedWhileReloading.clear();
+    reloading = (async () => {
+      try {
+        const response = await fetch(root.dataset.fragmentUrl, { credentials: "same-origin" });
+        if (!response.ok) throw new Error(String(response.status));
+        const fragment = parseFragment(await response.text());
+        const nodes = [...fragment.querySelectorAll("li.message")];
+        // A message shown while the page was being fetched (a reply that finished meanwhile)
+        // may be newer than the page: it stays, after it, unless the page has it.
+        const fetched = new Set(nodes.map((node) => node.dataset.id));
+        const idOf = (li) => li.dataset.id || li.id.replace(/^msg-/, "");
+        const later = messageItems().filter((li) => arrivedWhileReloading.has(idOf(li)) && !fetched.has(idOf(li)));
+        for (const li of messageItems()) if (li !== streaming && !later.includes(li)) li.remove();
+        const before = later[0] || (streaming && streaming.parentElement === list ? streaming : null);
+        for (const node of nodes) {
+          node.dataset.final = "1";
+          markSeen(node.dataset.id);
+          list.insertBefore(node, before);
+        }
+        remember(list);
+        enhance(list);
+        older.hidden = response.headers.get("X-Has-Older") !== "1";
+        // What the branch holds beyond this page, for the header's counts.
+        root.dataset.hiddenMessages = response.headers.get("X-Hidden-Messages") || "0";
+        root.dataset.hiddenTokens = response.headers.get("X-Hidden-Tokens") || "0";
+        root.dataset.hiddenEstimated = response.headers.get("X-Hidden-Estimated") || "0";
+        scrollToBottom();
+      } catch {
+        toast(_("Could not show that branch; reload the page."), { error: true });
+      } finally {
+        reloading = null;
+        if (reloadAgain) { reloadAgain = false; reloadBranch(); }
+      }
+    })();
+    return reloading;
+  }
+
+  let loadingOlder = false;
+
+  async function loadOlder() {
+    if (loadingOlder || older.hidden) return;
+    const first = messageItems()[0];
+    if (!first) return;
+    loadingOlder = true;
+    try {
+      const response = await fetch(`${root.dataset.fragmentUrl}?before=${first.dataset.seq}`, { credentials: "same-origin" });
+      if (!response.ok) throw new Error(String(response.status));
+      const fragment = parseFragment(await response.text());
+      const height = scroller.scrollHeight;
+      const top = scroller.scrollTop;
+      let loaded = 0;
+      let loadedTokens = 0;
+      for (const node of fragment.querySelectorAll("li.message")) {
+        if (document.getElementById(node.id)) continue;
+        node.dataset.final = "1";
+        markSeen(node.dataset.id);
+        list.insertBefore(node, first);
+        loaded += 1;
+        loadedTokens += Number(node.dataset.tokens) || 0;
+      }
+      // Shown now, so no longer among those the header counts as left out.
+      root.dataset.hiddenMessages = Math.max(0, (Number(root.dataset.hiddenMessages) || 0) - loaded);
+      root.dataset.hiddenTokens = Math.max(0, (Number(root.dataset.hiddenTokens) || 0) - loadedTokens);
+      remember(list);
+      enhance(list);
+      scroller.scrollTop = top + (scroller.scrollHeight - height);
+      older.hidden = response.headers.get("X-Has-Older") !== "1";
+    } catch {
+      toast(_("Could not load older messages."), { error: true });
+    } finally {
+      loadingOlder = false;
+    }
+  }
+  document.getElementById("load-older").addEventListener("click", loadOlder);
+
+  // The page as the server rendered it: enhanced, scrolled to the linked message or the end.
+  function start() {
+    remember(list);
+    enhance(list);
+    renderRich(document.getElementById("summary-text"));
+    for (const li of messageItems()) li.dataset.final = "1";
+    const target = location.hash.startsWith("#msg-") ? document.getElementById(location.hash.slice(1)) : null;
+    if (target) {
+      target.classList.add("highlighted");
+      target.scrollIntoView({ block: "center" });
+    } else {
+      scrollToBottom();
+    }
+    if ("IntersectionObserver" in window) {
+      // Only after the first scroll, so landing at the bottom doesn't load older pages at once.
+      setTimeout(() => {
+        new IntersectionObserver((entries) => {
+          if (entries.some((e) => e.isIntersecting)) loadOlder();
+        }, { root: scroller, rootMargin: "200px 0px 0px 0px" }).observe(older);
+      }, 500);
+    }
+  }
+
+  return {
+    items: messageItems,
+    maxSeq,
+    shownLeaf,
+    textOf: (messageId) => texts.get(messageId),
+    show,
+    ensureStreaming,
+    showText,
+    showStep,
+    showSources,
+    dropEmptyReply,
+    reloadBranch,
+    start,
+  };
+}
