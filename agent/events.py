@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
 ThinkingStep = Literal["route", "retrieve", "memory", "tool_call", "tool_result", "generate"]
 FinishReason = Literal["end_turn", "max_tokens", "stop_sequence", "stopped", "error", "interrupted"]
@@ -43,6 +43,9 @@ class FinishedEvent(TypedDict):
     context: dict[str, Any]  # the context ledger, stored as Message.metadata["context"]
     error: str | None
     checkpoint_id: str  # the thread right after this reply ("" if nothing was saved)
+    # Images a tool made this turn (sandboxed Python's plots): {name, content_type,
+    # data_base64}; stored as the reply's attachments.
+    images: NotRequired[list[dict[str, Any]]]
 
 
 AgentEvent = ThinkingEvent | TokenEvent | SourcesEvent | FinishedEvent

@@ -69,6 +69,7 @@ FINISH_REASONS: dict[str, FinishReason] = {
 }
 _DONE = object()
 STEP_FIELDS = ("step", "code", "params", "content")
+MAX_IMAGES = 8  # a reply keeps at most this many images its tools made
 TokenCallback = Callable[[TokenEvent], None]
 
 
@@ -106,6 +107,7 @@ class Turn:
         self._text: list[str] = []
         self._length = 0
         self._parts: list[dict[str, Any]] = []
+        self._images: list[dict[str, Any]] = []
         self._ledger: dict[str, Any] = {}
         self._usage: Usage = zero_usage()
         self._internal: Usage = zero_usage()
@@ -281,6 +283,8 @@ class Turn:
         elif kind in ("tool_call", "tool_result"):
             skip = ("kind", "step")  # the part's type says it
             self._parts.append({"type": kind, **{k: v for k, v in record.items() if k not in skip}})
+        elif kind == "images":
+            self._images = (self._images + list(record["items"]))[:MAX_IMAGES]
         elif kind == "sources":
             self._parts.append({"type": "references", "items": record["items"]})
             sources: SourcesEvent = {"type": "sources", "items": record["items"]}
@@ -328,6 +332,7 @@ class Turn:
             "context": context,
             "error": _describe(self._error) if reason == "error" else None,
             "checkpoint_id": self.checkpoint_id,
+            "images": list(self._images),
         }
 
     async def _store_partial(self, content: str, reason: FinishReason) -> None:

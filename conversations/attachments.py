@@ -141,6 +141,40 @@ def claim(*, conversation_id: Any, user: Any, ids: list[Any], message: Message) 
     return rows
 
 
+def keep_generated(message: Message, images: list[dict[str, Any]]) -> list[Attachment]:
+    """Store the images a tool made for a reply (`{name, content_type, data_base64}`) as
+    its attachments, owned by the conversation's owner; what is not a real image of a kind
+    we keep, or is too large, is left out."""
+    kept = []
+    for image in images:
+        try:
+            data = base64.b64decode(image.get("data_base64") or "", validate=True)
+        except ValueError:  # binascii.Error is one
+            continue
+        if not data or len(data) > settings.ATTACHMENT_MAX_BYTES:
+            continue
+        try:
+            content_type = _image_type(data)
+        except Invalid:  # too many pixels
+            continue
+        if content_type is None:
+            continue
+        attachment = Attachment(
+            conversation_id=message.conversation_id,
+            message=message,
+            created_by_id=message.conversation.created_by_id,
+            name=clean_name(str(image.get("name") or "image")),
+            kind=Attachment.Kind.IMAGE,
+            content_type=content_type,
+            size_bytes=len(data),
+        )
+        attachment.file.save(f"{attachment.id.hex}", ContentFile(data), save=False)
+        attachment.save()
+        kept.append(attachment)
+    message.attachment_list = [attachment_to_dict(a) for a in kept]
+    return kept
+
+
 def image_data_url(attachment: Attachment) -> str:
     """The image as a data URL a vision model takes, its longer side at most VISION_MAX_SIDE."""
     from PIL import Image

@@ -257,6 +257,7 @@ def reply_fields(finished: FinishedEvent, *, continues: Message | None = None) -
         "model": finished["model"],
         "tokens_used": tokens,
         "metadata": metadata,
+        "images": list(finished.get("images") or []),
     }
 
 

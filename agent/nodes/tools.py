@@ -29,6 +29,9 @@ TOOL_TIMEOUT_SECONDS = 30.0
 RESULT_CHARS = 4000
 RESULT_PREVIEW_CHARS = 200  # of a result, in the step the person sees
 ERROR_PREFIX = "Error: "
+IMAGE_TYPES = {"image/png", "image/jpeg", "image/webp", "image/gif"}
+IMAGE_BYTES = 2 * 1024 * 1024
+MAX_TOOL_IMAGES = 4
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,7 @@ class Outcome:
     text: str
     failure: dict[str, Any] | None = field(default=None)  # {"code", "params"}
     sources: list[dict[str, Any]] = field(default_factory=list)
+    images: list[dict[str, Any]] = field(default_factory=list)  # {name, content_type, data_base64}
 
     @property
     def failed(self) -> bool:
@@ -79,6 +83,7 @@ async def execute_call(call: ToolCall, tool: BaseTool | None, config: RunnableCo
         text=clean(outcome.text[: RESULT_CHARS + 1000])[:RESULT_CHARS],
         failure=clean(outcome.failure),
         sources=clean(outcome.sources),
+        images=outcome.images,  # base64 of checked kinds: nothing to clean
     )
 
 
@@ -106,7 +111,11 @@ async def _run_call(call: ToolCall, tool: BaseTool | None, config: RunnableConfi
         text = content_text(result.content)
         if result.status == "error":  # an MCP server's own error result
             return failed(call, text or "the tool reported an error", **who)
-        return Outcome(text=text, sources=_sources(artifact.get("sources")))
+        return Outcome(
+            text=text,
+            sources=_sources(artifact.get("sources")),
+            images=_images(artifact.get("images")),
+        )
     return Outcome(text=content_text(result))
 
 
@@ -144,6 +153,27 @@ def _exception_text(exc: BaseException) -> str:
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
     return str(exc) or type(exc).__name__
+
+
+def _images(value: Any) -> list[dict[str, Any]]:
+    """Return a tool's images ({name, content_type, data_base64}) of the kinds a page
+    shows, each at most IMAGE_BYTES (the store checks the bytes again)."""
+    if not isinstance(value, list):
+        return []
+    keep = []
+    for item in value[:MAX_TOOL_IMAGES]:
+        if not isinstance(item, dict) or item.get("content_type") not in IMAGE_TYPES:
+            continue
+        data = item.get("data_base64")
+        if isinstance(data, str) and len(data) <= IMAGE_BYTES * 4 // 3 + 4:
+            keep.append(
+                {
+                    "name": str(item.get("name") or "image")[:200],
+                    "content_type": item["content_type"],
+                    "data_base64": data,
+                }
+            )
+    return keep
 
 
 def _sources(value: Any) -> list[dict[str, Any]]:
@@ -204,6 +234,8 @@ def _report(call: ToolCall, who: dict[str, Any], outcome: Outcome) -> None:
     )
     if outcome.sources:  # the pages a web tool read: cited like documents
         emit({"kind": "sources", "items": outcome.sources})
+    if outcome.images:  # what a tool drew: kept as the reply's attachments
+        emit({"kind": "images", "items": outcome.images})
 
 
 def tool_message(call: ToolCall, outcome: Outcome) -> ToolMessage:

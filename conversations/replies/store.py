@@ -8,7 +8,7 @@ conversation's row lock, so a claim, a finish and a recovery never interleave.
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -78,6 +78,7 @@ class Reply:
     model: str = ""
     tokens_used: int | None = None
     metadata: dict[str, Any] | None = None
+    images: list[dict[str, Any]] = field(default_factory=list)  # a tool's, base64
 
 
 def conversation_of_message(*, user: Any, message_id: Any) -> Any:
@@ -256,6 +257,7 @@ def _store(
             make_current=conversation.current_message_id in (question_id, None),
         ),
     )
+    attachments.keep_generated(message, reply.images)
     return with_sibling_ids(message)
 
 

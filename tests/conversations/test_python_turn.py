@@ -3,11 +3,15 @@ code printed, and code that runs forever is stopped with the reply going on."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from asgiref.sync import sync_to_async
 
 from agent.tools.python_sandbox import sandbox_available
 from conversations import services
+from conversations.models import Attachment
+from tests.agent.test_python_sandbox import tiny_png
 from tests.conftest import require_service
 from tests.support.turns import ask, calling
 
@@ -35,6 +39,20 @@ async def test_the_model_reads_what_the_code_printed(model, alice, sandbox):
     assert "45045" in told(model) and "45045" in reply.content
     steps = [f["content"] for f in frames if f["type"] == "thinking"]
     assert "Running Python code" in steps and "Ran Python code" in steps
+
+
+async def test_an_image_the_code_saved_is_kept_with_the_reply(model, alice, sandbox):
+    code = f"open('dot.png', 'wb').write({tiny_png()!r})\nprint('drawn')"
+    model.responder = calling("python", {"code": code})
+    conversation = await new_conversation(alice)
+    reply, frames = await ask(alice, conversation, content="Draw a dot.")
+    [image] = [a async for a in Attachment.objects.filter(message=reply)]
+    assert (image.name, image.kind, image.content_type) == ("dot.png", "image", "image/png")
+    assert image.file.read() == tiny_png()
+    finished = next(f for f in frames if f["type"] == "generation.finished")
+    assert [a["name"] for a in finished["message"]["attachments"]] == ["dot.png"]
+    # The picture is not kept in the agent's memory (only its name is).
+    assert "data_base64" not in json.dumps(reply.parts)
 
 
 async def test_code_that_never_ends_is_stopped_and_the_reply_goes_on(model, alice, sandbox):
