@@ -15,7 +15,6 @@ from conversations.api import attachments, catalog, conversations, messages, pro
 from core.api import SessionAuth, build_api, error_response
 from knowledge import api as knowledge_api
 from memories import api as memories_api
-from toolbox import api as toolbox_api
 
 api = build_api(auth=[BearerAuth(), SessionAuth()])
 api.add_router("", conversations.router)
@@ -27,7 +26,6 @@ api.add_router("", knowledge_api.router)
 api.add_router("", catalog.router)
 api.add_router("", accounts_api.router)
 api.add_router("", memories_api.router)
-api.add_router("", toolbox_api.router)
 
 
 def _login_not_required(patterns: list[Any]) -> list[Any]:

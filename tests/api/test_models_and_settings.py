@@ -143,6 +143,7 @@ def test_settings_round_trip_and_stay_the_users_own(api, bob_api, two_models):
         "default_model": "",
         "custom_instructions": "",
         "memory_enabled": True,
+        "tools_enabled": [],  # no search provider, no sandbox: nothing on by default
     }
     changed = api.patch(
         "/me/settings", {"default_model": "fake-c", "custom_instructions": "I am a nurse."}
@@ -152,11 +153,13 @@ def test_settings_round_trip_and_stay_the_users_own(api, bob_api, two_models):
         "default_model": "fake-c",
         "custom_instructions": "I am a nurse.",
         "memory_enabled": True,
+        "tools_enabled": [],  # no search provider, no sandbox: nothing on by default
     }
     assert bob_api.get("/me/settings").json() == {
         "default_model": "",
         "custom_instructions": "",
         "memory_enabled": True,
+        "tools_enabled": [],  # no search provider, no sandbox: nothing on by default
     }
 
 
@@ -177,6 +180,7 @@ def test_bad_settings_are_refused_and_change_nothing(api, two_models, change):
         "default_model": "fake-b",
         "custom_instructions": "Hi.",
         "memory_enabled": True,
+        "tools_enabled": [],  # no search provider, no sandbox: nothing on by default
     }
 
 
