@@ -3,6 +3,7 @@ tools a user may switch on (SPEC: Tools)."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Annotated
 
 from django.http import HttpRequest
@@ -13,6 +14,7 @@ from core.db_async import db_async
 from core.schemas import Input, ModelId, Text, errors
 from toolbox import catalog
 from toolbox.catalog import ToolIds
+from toolbox.models import McpServer
 from toolbox.servers import arefresh, list_servers
 
 from .preferences import (
@@ -72,12 +74,17 @@ _alist_servers = db_async(list_servers)
 _aget_user_settings = db_async(get_user_settings)
 
 
+async def _listed(server: McpServer) -> McpServer:
+    return server if server.refreshed_at else await arefresh(server)
+
+
 @router.get("/tools", response={200: ToolPage, **ERRORS})
 async def list_tools(request: HttpRequest):
     """List the tools on offer: the built-ins, then each MCP server's (a server never asked
     is asked now, within CHAT_MCP_TIMEOUT; one that does not answer lists nothing)."""
     servers = await _alist_servers()
-    servers = [s if s.refreshed_at else await arefresh(s) for s in servers]
+    # Asked together: several servers that do not answer cost one timeout, not one each.
+    servers = list(await asyncio.gather(*(_listed(server) for server in servers)))
     found = await _aget_user_settings(user=request.auth)
     on = set(catalog.enabled_ids(conversation_tools=None, user_tools=found.tools_enabled))
     items = [{**tool.__dict__, "enabled": tool.id in on} for tool in catalog.available(servers)]

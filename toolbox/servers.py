@@ -15,7 +15,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -73,7 +73,13 @@ def sync_settings_servers() -> None:
         fields = spec.model_dump(exclude={"name"})
         row = McpServer.objects.filter(name=spec.name).first()
         if row is None:
-            McpServer.objects.create(name=spec.name, source=McpServer.Source.SETTINGS, **fields)
+            try:
+                with transaction.atomic():  # another process may be adding it this moment
+                    McpServer.objects.create(
+                        name=spec.name, source=McpServer.Source.SETTINGS, **fields
+                    )
+            except IntegrityError:
+                pass
         elif row.source == McpServer.Source.SETTINGS and any(
             getattr(row, key) != value for key, value in fields.items()
         ):
