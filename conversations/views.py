@@ -319,14 +319,10 @@ def detail(request: HttpRequest, conversation_id: Any) -> HttpResponse:
 
 
 def _tool_menu(conversation: Conversation, user: Any) -> dict[str, Any]:
-    """The composer's tools menu: what is on offer, grouped, and what is on here."""
-    offered = catalog.available(list_servers())
+    """The composer's tools menu: what is on offer and what is on here."""
     owner = get_user_settings(user=user).tools_enabled
     on = catalog.enabled_ids(conversation_tools=conversation.tools, user_tools=owner)
-    groups: dict[str, list[dict[str, Any]]] = {}
-    for tool in offered:
-        groups.setdefault(tool.server or "", []).append({**tool.__dict__, "on": tool.id in on})
-    return {"groups": sorted(groups.items()), "on": [t for t in offered if t.id in on]}
+    return catalog.menu(catalog.available(list_servers()), on)
 
 
 @require_GET

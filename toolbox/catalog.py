@@ -97,6 +97,16 @@ def available(servers: Iterable[McpServer]) -> list[ToolInfo]:
     return tools
 
 
+def menu(offered: Sequence[ToolInfo], on: Iterable[str]) -> dict[str, Any]:
+    """Return the tools grouped by server (built-ins first) with whether each is on, and
+    the ones on."""
+    on = set(on)
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for tool in offered:
+        groups.setdefault(tool.server or "", []).append({**tool.__dict__, "on": tool.id in on})
+    return {"groups": sorted(groups.items()), "on": [t for t in offered if t.id in on]}
+
+
 def enabled_ids(*, conversation_tools: Any, user_tools: Any) -> list[str]:
     """Return the ids on for a conversation (not yet checked against what is on offer)."""
     if conversation_tools is not None:

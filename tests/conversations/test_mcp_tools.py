@@ -13,7 +13,7 @@ from conversations import services
 from conversations.models import Message
 from tests.support.mcp_fixtures import http_server, register_http, register_stdio
 from tests.support.openai_replies import forced_tool
-from tests.support.turns import ask, calling
+from tests.support.turns import ask, calling, told
 from toolbox import servers
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -40,11 +40,6 @@ async def conversation_with(alice, *tools: str):
 def offered(model) -> set[str]:
     main = [b for b in model.requests if b.get("tools") and forced_tool(b) is None]
     return {t["function"]["name"] for t in main[-1]["tools"]}
-
-
-def tool_text(model) -> str:
-    [told] = [m["content"] for m in model.requests[-1]["messages"] if m["role"] == "tool"]
-    return told
 
 
 def steps(frames, kind: str) -> list[dict]:
@@ -88,7 +83,7 @@ async def test_a_server_killed_mid_call_gives_a_step_and_the_reply_goes_on(
     [failure] = steps(frames, "tool_result")
     assert failure["code"] in {"tool.unreachable", "tool.mcp.failed"}
     assert "alpha" in failure["content"]
-    assert tool_text(model).startswith("Error: ")
+    assert told(model).startswith("Error: ")
     assert mcp_servers.wait(10) is not None  # the server really died
     assert await Message.objects.filter(conversation=conversation).acount() == 2  # once
 
@@ -109,7 +104,7 @@ async def test_five_megabytes_reach_the_model_cut_short(model, alice, mcp_server
     model.responder = calling("alpha__huge", {})
     reply, _frames = await ask(alice, conversation, content="Give me everything.")
     assert reply.finish_reason == "end_turn"
-    assert 1000 < len(tool_text(model)) <= 4000
+    assert 1000 < len(told(model)) <= 4000
     assert len(json.dumps(reply.parts)) < 20_000  # nor is it stored whole
 
 

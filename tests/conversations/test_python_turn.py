@@ -13,7 +13,7 @@ from conversations import services
 from conversations.models import Attachment
 from tests.agent.test_python_sandbox import tiny_png
 from tests.conftest import require_service
-from tests.support.turns import ask, calling
+from tests.support.turns import ask, calling, told
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -22,11 +22,6 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def sandbox(settings):
     require_service(sandbox_available(), "bubblewrap (apt-get install -y bubblewrap)")
     settings.CHAT_PYTHON_SANDBOX = True
-
-
-def told(model) -> str:
-    [result] = [m["content"] for m in model.requests[-1]["messages"] if m["role"] == "tool"]
-    return result
 
 
 async def new_conversation(alice):

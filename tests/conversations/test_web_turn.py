@@ -7,8 +7,8 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from conversations import services
-from tests.agent.test_web_tools import SearXNG, Server, site_routes, url_of
-from tests.support.turns import ask, calling
+from tests.support.turns import ask, calling, told
+from tests.support.web_sites import SearXNG, Server, site_routes, url_of
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -24,11 +24,6 @@ async def web(settings):
     await site.stop()
 
 
-def tool_text(model) -> str:
-    [told] = [m["content"] for m in model.requests[-1]["messages"] if m["role"] == "tool"]
-    return told
-
-
 async def new_conversation(alice):
     return await sync_to_async(services.create_conversation)(user=alice, title="Web")
 
@@ -38,7 +33,7 @@ async def test_a_web_search_is_on_by_default_and_its_pages_are_cited(model, alic
     model.responder = calling("web_search", {"query": "sea otters"})
     reply, frames = await ask(alice, await new_conversation(alice), content="Why do otters?")
     assert searx.queries and searx.queries[0]["q"] == "sea otters"
-    assert "Sea otter - Wikipedia" in tool_text(model)
+    assert "Sea otter - Wikipedia" in told(model)
     [references] = [p for p in reply.parts if p["type"] == "references"]
     assert references["items"][0]["url"] == "https://en.wikipedia.org/wiki/Sea_otter"
     assert any(f["type"] == "sources" for f in frames)
@@ -54,7 +49,7 @@ async def test_reading_a_private_address_is_refused_and_the_reply_goes_on(model,
     assert site.hits == []  # nothing reached it
     [refusal] = [f for f in frames if f["type"] == "thinking" and f["step"] == "tool_result"]
     assert refusal["code"] == "web.blocked"
-    assert tool_text(model).startswith("Error: ")
+    assert told(model).startswith("Error: ")
 
 
 async def test_an_allowed_page_is_read_as_its_article(model, alice, web, settings):
@@ -62,7 +57,7 @@ async def test_an_allowed_page_is_read_as_its_article(model, alice, web, setting
     settings.CHAT_FETCH_ALLOW = "127.0.0.1"
     model.responder = calling("read_url", {"url": url_of(site, "/article")})
     reply, _frames = await ask(alice, await new_conversation(alice), content="Read this page.")
-    assert "Sea otters hold hands while they sleep" in tool_text(model)
-    assert "Gift shop" not in tool_text(model)
+    assert "Sea otters hold hands while they sleep" in told(model)
+    assert "Gift shop" not in told(model)
     [references] = [p for p in reply.parts if p["type"] == "references"]
     assert references["items"][0]["title"].startswith("Why sea otters hold hands")

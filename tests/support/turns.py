@@ -39,6 +39,12 @@ def ask_of(
     return Ask.continue_from(message_id)
 
 
+def told(model: Any) -> str:
+    """Return what the one tool call of the model's last request answered."""
+    [result] = [m["content"] for m in model.requests[-1]["messages"] if m["role"] == "tool"]
+    return result
+
+
 async def ask(user: Any, conversation: Any, **ask: Any) -> tuple[Any, list[dict]]:
     """Start a reply (send by default) and return the stored reply and its frames."""
     hub, sink = get_hub(), Sink()
