@@ -48,7 +48,14 @@ OWNED: dict[str, str] = {
     "knowledge_savedquestion": owner_column("owner_id"),
     # LangGraph's store (memories/): namespace ("memories", "<user id>").
     "store": "prefix = 'memories.' || current_setting('app.user_id', true)",
+    # A staff member (or a user signing in) writes entries naming themselves; staff read
+    # all of them in the admin's maintenance scope.
+    "audit_auditentry": owner_column("actor_id"),
 }
+
+# Tables nobody may change or remove a row of once written (the audit log): the app and
+# maintenance roles get SELECT and INSERT only, whatever a policy would allow.
+APPEND_ONLY: frozenset[str] = frozenset({"audit_auditentry"})
 
 # table -> what the share role reads: the link named by app.share_token, its snapshot.
 SHARED: dict[str, str] = {
@@ -117,12 +124,17 @@ def unprotect(table: str) -> list[str]:
 
 def grants(tables: list[str], read_only: list[str]) -> list[str]:
     """SQL that lets the app and maintenance roles use `tables` (the policies then decide
-    which rows) and the share role read what a share page shows. The agent's checkpoint
-    tables are never in `tables`: only the agent runtime's own connection reads them."""
+    which rows; APPEND_ONLY tables only read and insert) and the share role read what a
+    share page shows. The agent's checkpoint tables are never in `tables`: only the agent
+    runtime's own connection reads them."""
     both = f"{APP_ROLE}, {MAINTENANCE_ROLE}"
     sql = [f"GRANT USAGE ON SCHEMA public TO {both}, {SHARE_ROLE}"]
     for table in tables:
-        sql.append(f"GRANT SELECT, INSERT, UPDATE, DELETE ON {table} TO {both}")
+        if table in APPEND_ONLY:
+            sql.append(f"GRANT SELECT, INSERT ON {table} TO {both}")
+            sql.append(f"REVOKE UPDATE, DELETE, TRUNCATE ON {table} FROM {both}")
+        else:
+            sql.append(f"GRANT SELECT, INSERT, UPDATE, DELETE ON {table} TO {both}")
     sql += [f"GRANT SELECT ON {table} TO {both}" for table in read_only]
     sql.append(f"GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO {both}")
     sql += [f"GRANT SELECT ON {table} TO {SHARE_ROLE}" for table in SHARED if table in tables]
