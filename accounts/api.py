@@ -4,21 +4,19 @@ tools a user may switch on (SPEC: Tools)."""
 from __future__ import annotations
 
 import asyncio
-from typing import Annotated
 
 from django.http import HttpRequest
 from ninja import Field, Router, Schema
 from pydantic import StrictBool
 
 from core.db_async import db_async
-from core.schemas import Input, ModelId, Text, errors
+from core.schemas import Input, Instructions, ModelId, errors
 from toolbox import catalog
 from toolbox.catalog import ToolIds
 from toolbox.models import McpServer
 from toolbox.servers import arefresh, list_servers
 
 from .preferences import (
-    INSTRUCTIONS_MAX_CHARS,
     get_user_settings,
     update_user_settings,
     user_settings_to_dict,
@@ -39,7 +37,7 @@ class UserSettingsOut(Schema):
 
 class UserSettingsPatchIn(Input):
     default_model: ModelId | None = Field(None, description="an id GET /models lists, or blank")
-    custom_instructions: Annotated[Text, Field(max_length=INSTRUCTIONS_MAX_CHARS)] | None = None
+    custom_instructions: Instructions | None = None
     memory_enabled: StrictBool | None = None
     tools_enabled: ToolIds | None = Field(None, description="ids GET /tools lists")
 

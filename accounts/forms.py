@@ -4,7 +4,8 @@ from django import forms
 from django.contrib.auth.forms import UserCreationForm
 from django.utils.translation import gettext_lazy as _
 
-from .preferences import INSTRUCTIONS_MAX_CHARS
+from core.schemas import INSTRUCTIONS_MAX_CHARS
+
 from .tokens import NAME_MAX_LENGTH
 
 

@@ -13,7 +13,6 @@ from toolbox.servers import list_servers
 
 from .models import UserSettings
 
-INSTRUCTIONS_MAX_CHARS = 8000
 EDITABLE_FIELDS = {"default_model", "custom_instructions", "memory_enabled", "tools_enabled"}
 
 

@@ -15,6 +15,7 @@ from conversations.api import attachments, catalog, conversations, messages, pro
 from core.api import SessionAuth, build_api, error_response
 from knowledge import api as knowledge_api
 from memories import api as memories_api
+from presets import api as presets_api
 
 api = build_api(auth=[BearerAuth(), SessionAuth()])
 api.add_router("", conversations.router)
@@ -26,6 +27,7 @@ api.add_router("", knowledge_api.router)
 api.add_router("", catalog.router)
 api.add_router("", accounts_api.router)
 api.add_router("", memories_api.router)
+api.add_router("", presets_api.router)
 
 
 def _login_not_required(patterns: list[Any]) -> list[Any]:

@@ -55,6 +55,7 @@ INSTALLED_APPS = [
     "knowledge",
     "memories",
     "toolbox",
+    "presets",
     "audit",
 ]
 

@@ -14,7 +14,6 @@ from core.schemas import MODEL_ID_MAX_LENGTH
 
 TITLE_MAX_LENGTH = 200
 PROJECT_NAME_MAX_LENGTH = 100
-INSTRUCTIONS_MAX_CHARS = 8000
 DESCRIPTION_MAX_LENGTH = 10_000
 SERVICE_ID_MAX_LENGTH = 100
 # A message's, an attachment's, a client's id as the API and the frames accept them.
@@ -95,6 +94,18 @@ class Conversation(models.Model):
     # Who wrote the title: a model rewrites only a title taken from the first words.
     title_source = models.CharField(
         max_length=16, choices=TitleSource.choices, default=TitleSource.USER
+    )
+    # The preset it was started from: each turn reads the preset as it is then. The
+    # database unlinks it when the preset is deleted (ON DELETE SET NULL, migration 0014):
+    # a shared preset's conversations belong to users its owner's scope cannot see.
+    preset = models.ForeignKey(
+        "presets.Preset",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,  # the owner's own conversations; the database does the rest
+        db_constraint=False,
+        related_name="+",
+        verbose_name=_("preset"),
     )
     # SPEC: Models and instructions. Blank model = the owner's default, else the site's.
     model = models.CharField(_("model"), max_length=MODEL_ID_MAX_LENGTH, blank=True, default="")

@@ -12,19 +12,19 @@ from typing import Annotated, Any, Literal
 from ninja import Schema
 from pydantic import AfterValidator, Field
 
-from core.schemas import Input, ModelId, Text, one_line
+from core.schemas import Input, Instructions, ModelId, Temperature, Text, one_line
 
 from .models import (
     DESCRIPTION_MAX_LENGTH,
     ID_MAX_LENGTH,
-    INSTRUCTIONS_MAX_CHARS,
     MAX_ATTACHMENTS,
     PROJECT_NAME_MAX_LENGTH,
     SERVICE_ID_MAX_LENGTH,
     TITLE_MAX_LENGTH,
 )
 
-__all__ = ["ModelId"]  # a model's id is core's (user settings share it); re-exported here
+# Core's types, shared with user settings and presets; re-exported here.
+__all__ = ["ModelId", "Temperature"]
 
 
 def _not_blank(value: str) -> str:
@@ -49,8 +49,7 @@ Title = one_line(max_length=TITLE_MAX_LENGTH)
 ProjectName = one_line(max_length=PROJECT_NAME_MAX_LENGTH, min_length=1)
 Description = Annotated[Text, Field(max_length=DESCRIPTION_MAX_LENGTH)]
 ServiceId = Annotated[Text, Field(max_length=SERVICE_ID_MAX_LENGTH)]
-SystemPrompt = Annotated[Text, Field(max_length=INSTRUCTIONS_MAX_CHARS)]
-Temperature = Annotated[float, Field(ge=0, le=2, allow_inf_nan=False, strict=True)]
+SystemPrompt = Instructions
 # A message's words; its length against MESSAGE_MAX_CHARS (a setting, answered with
 # `too_long`) is the reply orchestrator's to judge.
 MessageText = Annotated[Text, AfterValidator(_not_blank)]
@@ -117,6 +116,7 @@ class ConversationOut(Schema):
     system_prompt: str
     temperature: float | None
     tools: list[str] | None = Field(description="tool ids on here; null: the owner's default")
+    preset_id: str | None = Field(description="the preset it was started from (GET /presets)")
     pinned: bool = Field(description="listed first in the sidebar")
     temporary: bool = Field(
         description="never listed, searched, shared or remembered; deleted when its last"

@@ -15,6 +15,7 @@ from django.utils import timezone
 from agent.tokens import estimate_tokens
 from core.errors import Invalid, NotFound
 from core.llm_catalog import check_model
+from presets.selectors import access_preset
 from toolbox.catalog import check_ids
 from toolbox.servers import list_servers
 
@@ -67,11 +68,14 @@ def create_conversation(
     system_prompt: str = "",
     temperature: float | None = None,
     temporary: bool = False,
+    preset: Any = None,
 ) -> Conversation:
-    """Create a conversation owned by `user` (`temporary`: see conversations/temporary.py).
+    """Create a conversation owned by `user` (`temporary`: see conversations/temporary.py),
+    started from `preset` (an id) when given.
 
     The fields come typed from the edge (`ConversationCreateIn`); judged here are the
-    domain's rules: the model is on offer, the project is the user's.
+    domain's rules: the model is on offer, the project is the user's, the preset is one
+    they may use.
     """
     conversation = Conversation.objects.create(
         created_by=user,
@@ -83,6 +87,7 @@ def create_conversation(
         description=description,
         project=_project_of(user=user, project=project),
         service_id=service_id,
+        preset=access_preset(user=user, preset_id=preset) if preset is not None else None,
     )
     events.send_conversation_on_commit(conversation)
     return conversation

@@ -27,8 +27,10 @@ from agent.tokens import estimate_tokens
 from core.db_async import db_async
 from core.llm_catalog import ModelInfo, amodel_in_force, model_in_force
 from knowledge.hybrid import aretrieve
+from knowledge.models import Document
 from knowledge.selectors import aget_document_section, user_has_documents
 from memories.services import AgentMemory
+from presets.selectors import NO_PRESET, PresetSettings, settings_of
 from toolbox import catalog
 from toolbox.servers import list_servers
 
@@ -83,17 +85,18 @@ def _search_other_conversations(user_id: int, exclude_id: uuid.UUID):
 _asearch_other_conversations = db_async(search_other_conversations, close_serial=False)
 
 
-def _knowledge_for(user_id: int, scope: Any = None):
+def _knowledge_for(user_id: int, scope: Any = None, documents: tuple[str, ...] | None = None):
     """Return the retriever and section lookup over one user's documents: the knowledge
-    base and, in conversation `scope`, the documents attached there."""
+    base (or only `documents`: a preset's) and, in conversation `scope`, the documents
+    attached there."""
 
     async def retriever(query: str, k: int) -> list[dict[str, Any]]:
-        found = await aretrieve(user_id=user_id, query=query, k=k, scope=scope)
+        found = await aretrieve(user_id=user_id, query=query, k=k, scope=scope, documents=documents)
         return [dict(item) for item in found]
 
     async def section_lookup(document: str, section: str) -> dict[str, Any] | None:
         found = await aget_document_section(
-            user_id=user_id, document=document, section=section, scope=scope
+            user_id=user_id, document=document, section=section, scope=scope, documents=documents
         )
         return dict(found) if found else None
 
@@ -143,15 +146,53 @@ async def aowner_settings(conversation: Conversation) -> OwnerSettings:
     return await _aowner_settings(conversation)
 
 
+async def apreset_of(conversation: Conversation) -> PresetSettings | None:
+    """Return the settings of the preset the conversation was started from, as it is now
+    (None: none, deleted, or no longer shared); asked once per conversation object."""
+    if conversation.preset_id is None:
+        return None
+    if "preset_settings" not in conversation.__dict__:
+        conversation.__dict__["preset_settings"] = await _asettings_of(conversation.preset_id)
+    return conversation.__dict__["preset_settings"]
+
+
+_asettings_of = db_async(settings_of, close_serial=False)
+
+
 async def aconversation_config(
     conversation: Conversation, *, model: str | None = None
 ) -> tuple[AgentConfig, str]:
     """Return the agent's settings and the instructions in force for a conversation:
-    `model` (one reply's choice), else its own, else the owner's default, else the site's."""
+    `model` (one reply's choice), else its own, else its preset's, else the owner's
+    default, else the site's; the owner's instructions, the preset's, then its own."""
     owner = await aowner_settings(conversation)
-    info = await amodel_in_force(model, conversation.model, owner.default_model)
-    config = build_agent_config(info, temperature=conversation.temperature)
-    return config, join_instructions(owner.instructions, conversation.system_prompt)
+    preset = await apreset_of(conversation) or NO_PRESET
+    info = await amodel_in_force(model, conversation.model, preset.model, owner.default_model)
+    temperature = conversation.temperature
+    config = build_agent_config(
+        info, temperature=preset.temperature if temperature is None else temperature
+    )
+    instructions = join_instructions(
+        owner.instructions, preset.instructions, conversation.system_prompt
+    )
+    return config, instructions
+
+
+def _preset_documents(owner_id: int, preset: PresetSettings) -> tuple[str, ...] | None:
+    """Return the ids of the documents a preset's conversations search (None: all the
+    owner's): chosen ones, or those attached in the conversations of one project."""
+    if preset.knowledge_scope == "documents":
+        return preset.knowledge_ids
+    if preset.knowledge_scope == "project":
+        in_project = Conversation.objects.filter(
+            created_by_id=owner_id, project_id=int(preset.knowledge_ids[0])
+        ).values("id")
+        rows = Document.objects.filter(owner_id=owner_id, scope__in=in_project)
+        return tuple(str(pk) for pk in rows.values_list("id", flat=True))
+    return None
+
+
+_apreset_documents = db_async(_preset_documents, close_serial=False)
 
 
 async def astart_turn(
@@ -167,7 +208,9 @@ async def astart_turn(
     `turn.events()` to run it): its memory is the branch down to `resume_after`;
     `model` answers this once instead of the conversation's."""
     owner_id = conversation.created_by_id
-    retriever, section_lookup = _knowledge_for(owner_id, conversation.pk)
+    preset = await apreset_of(conversation) or NO_PRESET
+    documents = await _apreset_documents(owner_id, preset)
+    retriever, section_lookup = _knowledge_for(owner_id, conversation.pk, documents)
     start = await conversation_threads.amemory_start(
         conversation_id=conversation.pk, resume_after=resume_after
     )
@@ -191,13 +234,18 @@ async def astart_turn(
         instructions=instructions,
         continues=(str(continues.pk), continues.content) if continues is not None else None,
         retriever=retriever,
-        has_documents=await _owner_has_documents(conversation),
+        has_documents=await _owner_has_documents(conversation, documents),
         section_lookup=section_lookup,
         search_conversations=_search_other_conversations(owner_id, conversation.id),
         images=await _aimages_of(user_message, vision=config.vision),
         memory=memory,
         recall_messages=branch_recall(conversation.pk, user_message.pk),
-        extra_tools=tuple(await _atools_on(conversation.tools, owner.tools_enabled)),
+        extra_tools=tuple(
+            await _atools_on(
+                preset.tools if conversation.tools is None else conversation.tools,
+                owner.tools_enabled,
+            )
+        ),
     )
     return Turn(
         context,
@@ -264,9 +312,12 @@ def reply_fields(finished: FinishedEvent, *, continues: Message | None = None) -
 _auser_has_documents = db_async(user_has_documents, close_serial=False)
 
 
-async def _owner_has_documents(conversation: Conversation) -> bool:
-    """Say whether the owner has documents (read with the conversation when it was claimed)."""
+async def _owner_has_documents(
+    conversation: Conversation, documents: tuple[str, ...] | None = None
+) -> bool:
+    """Say whether the owner has documents to search here (read with the conversation when
+    it was claimed, unless a preset chose which)."""
     known = getattr(conversation, "owner_has_documents", None)
-    if known is not None:
+    if known is not None and documents is None:
         return bool(known)
-    return await _auser_has_documents(conversation.created_by_id, conversation.pk)
+    return await _auser_has_documents(conversation.created_by_id, conversation.pk, documents)

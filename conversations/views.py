@@ -26,7 +26,7 @@ from accounts.preferences import get_user_settings
 from core.errors import NotFound, RateLimited, ServiceError
 from core.llm_catalog import list_models
 from core.pagination import Page
-from core.schemas import Text
+from core.schemas import INSTRUCTIONS_MAX_CHARS, Text
 from knowledge.selectors import list_documents
 from toolbox import catalog
 from toolbox.servers import list_servers
@@ -34,7 +34,7 @@ from toolbox.servers import list_servers
 from . import branches, exports, search, selectors, shares
 from .api.conversations import export_response, start_conversation
 from .api.schemas import ConversationCreateIn, ProjectId, Status
-from .models import INSTRUCTIONS_MAX_CHARS, Conversation
+from .models import Conversation
 from .realtime.ratelimit import check_rate
 from .rendering import render_markdown
 from .schemas import SortField

@@ -28,6 +28,13 @@ class Invalid(ServiceError):
     status = 422
 
 
+class Forbidden(ServiceError):
+    """The user may see the object but not change it (a preset shared with them)."""
+
+    code = "forbidden"
+    status = 403
+
+
 class Conflict(ServiceError):
     code = "conflict"
     status = 409
@@ -45,6 +52,12 @@ class RateLimited(ServiceError):
     def __init__(self, message: str, *, retry_after: int) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+
+
+class BudgetExceeded(RateLimited):
+    """The user's monthly token budget is used up; `retry_after`: seconds until it resets."""
+
+    code = "budget_exceeded"
 
 
 class SensitiveInfo(ServiceError):

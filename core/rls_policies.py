@@ -6,6 +6,7 @@ table gets RLS enabled *and forced* (the owner obeys it too; superusers never do
 is why the app runs as `chat_app`), and:
 - `app_owner` for `chat_app`: the rows of `app.user_id` (nothing when it is unset);
 - `app_maintenance` for `chat_maintenance`: every row (staff, purges, the watchdog);
+- `app_reader` for `chat_app`, on tables in READABLE: rows anyone may read (shared presets);
 - `share_reader` for `chat_share`, on the two tables a share page reads.
 """
 
@@ -48,6 +49,8 @@ OWNED: dict[str, str] = {
     "knowledge_savedquestion": owner_column("owner_id"),
     # LangGraph's store (memories/): namespace ("memories", "<user id>").
     "store": "prefix = 'memories.' || current_setting('app.user_id', true)",
+    # presets/: the user's own (READABLE adds the shared ones, read-only).
+    "presets_preset": owner_column("owner_id"),
     # A staff member (or a user signing in) writes entries naming themselves; staff read
     # all of them in the admin's maintenance scope.
     "audit_auditentry": owner_column("actor_id"),
@@ -56,6 +59,10 @@ OWNED: dict[str, str] = {
 # Tables nobody may change or remove a row of once written (the audit log): the app and
 # maintenance roles get SELECT and INSERT only, whatever a policy would allow.
 APPEND_ONLY: frozenset[str] = frozenset({"audit_auditentry"})
+
+# table -> rows the user in scope may read besides their own (never change): presets
+# staff shared with everyone.
+READABLE: dict[str, str] = {"presets_preset": "shared"}
 
 # table -> what the share role reads: the link named by app.share_token, its snapshot.
 SHARED: dict[str, str] = {
@@ -103,6 +110,11 @@ def protect(table: str) -> list[str]:
         f"CREATE POLICY app_maintenance ON {table} TO {MAINTENANCE_ROLE}"
         " USING (true) WITH CHECK (true)",
     ]
+    if table in READABLE:
+        sql.append(
+            f"CREATE POLICY app_reader ON {table} FOR SELECT TO {APP_ROLE}"
+            f" USING ({READABLE[table]})"
+        )
     if table in SHARED:
         sql.append(
             f"CREATE POLICY share_reader ON {table} FOR SELECT TO {SHARE_ROLE}"
@@ -117,6 +129,7 @@ def unprotect(table: str) -> list[str]:
         f"DROP POLICY IF EXISTS app_owner ON {table}",
         f"DROP POLICY IF EXISTS app_maintenance ON {table}",
         f"DROP POLICY IF EXISTS share_reader ON {table}",
+        f"DROP POLICY IF EXISTS app_reader ON {table}",
         f"ALTER TABLE {table} NO FORCE ROW LEVEL SECURITY",
         f"ALTER TABLE {table} DISABLE ROW LEVEL SECURITY",
     ]

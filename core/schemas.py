@@ -90,6 +90,11 @@ ModelId = Annotated[
     AfterValidator(storable_text),
     BeforeValidator(lambda value: value.strip() if isinstance(value, str) else value),
 ]
+# A conversation's own instructions, a user's custom instructions, a preset's.
+INSTRUCTIONS_MAX_CHARS = 8000
+Instructions = Annotated[Text, Field(max_length=INSTRUCTIONS_MAX_CHARS)]
+# A model's sampling temperature (null where it is optional: the model's default).
+Temperature = Annotated[float, Field(ge=0, le=2, allow_inf_nan=False, strict=True)]
 Time = Annotated[datetime, AfterValidator(utc_time)]
 Json = Annotated[Any, AfterValidator(storable_json)]
 JsonObject = Annotated[dict[str, Any], AfterValidator(storable_json)]

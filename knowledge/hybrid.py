@@ -12,6 +12,7 @@ meaning was (`similarity`). Chunks not embedded yet are found by their words alo
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -35,14 +36,24 @@ PER_PATH = MAX_K
 DENSE_CHUNKS = 3 * PER_PATH
 
 
-def retrieve(*, user_id: Any, query: str, k: int = 4, scope: Any = None) -> list[RetrievedChunk]:
+def retrieve(
+    *,
+    user_id: Any,
+    query: str,
+    k: int = 4,
+    scope: Any = None,
+    documents: Collection[str] | None = None,
+) -> list[RetrievedChunk]:
     """Return the user's `k` passages that best answer `query`, best first (one per
-    section); with `scope` (a conversation id) the documents attached there count too."""
+    section); with `scope` (a conversation id) the documents attached there count too;
+    with `documents` (ids), only those instead of the whole knowledge base."""
     if user_id is None or not (query or "").strip():
         return []
     k = max(1, min(int(k), MAX_K))
-    by_words = keyword_retrieve(user_id=user_id, query=query, k=PER_PATH, scope=scope)
-    by_meaning = _dense(user_id, query, scope)
+    by_words = keyword_retrieve(
+        user_id=user_id, query=query, k=PER_PATH, scope=scope, documents=documents
+    )
+    by_meaning = _dense(user_id, query, scope, documents)
     by_words = [found for found in by_words if found["score"] >= KEYWORD_MIN_SCORE]
     chunks: dict[tuple[str, int], RetrievedChunk] = {}
     paths: dict[tuple[str, int], list[str]] = {}
@@ -68,23 +79,31 @@ _aretrieve = sync_to_async(retrieve)
 
 
 async def aretrieve(
-    *, user_id: Any, query: str, k: int = 4, scope: Any = None
+    *,
+    user_id: Any,
+    query: str,
+    k: int = 4,
+    scope: Any = None,
+    documents: Collection[str] | None = None,
 ) -> list[RetrievedChunk]:
     """Return the user's `k` best passages for `query` (async twin of `retrieve`)."""
-    return await _aretrieve(user_id=user_id, query=query, k=k, scope=scope)
+    return await _aretrieve(user_id=user_id, query=query, k=k, scope=scope, documents=documents)
 
 
 def _section(found: dict[str, Any]) -> tuple[str, int]:
     return (found["document_id"], int(found["url"].rsplit("-", 1)[-1]))
 
 
-def _dense(user_id: Any, query: str, scope: Any) -> list[dict[str, Any]]:
+def _dense(
+    user_id: Any, query: str, scope: Any, documents: Collection[str] | None
+) -> list[dict[str, Any]]:
     """The sections whose chunks are nearest the question's meaning, best first."""
     nearest = vectors.nearest(
         user_id=user_id,
         query=lambda: embeddings.embed([query])[0],
         scope=scope,
         limit=DENSE_CHUNKS,
+        documents=documents,
     )
     if not nearest:
         return []

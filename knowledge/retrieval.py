@@ -10,6 +10,7 @@ Only the given user's chunks are ever read.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any, TypedDict
 
 from asgiref.sync import sync_to_async
@@ -53,18 +54,28 @@ def passage_url(document_id: str, section_index: int) -> str:
     return reverse("document", kwargs={"document_id": document_id}) + f"#section-{section_index}"
 
 
-def retrieve(*, user_id: Any, query: str, k: int = 4, scope: Any = None) -> list[RetrievedChunk]:
+def retrieve(
+    *,
+    user_id: Any,
+    query: str,
+    k: int = 4,
+    scope: Any = None,
+    documents: Collection[str] | None = None,
+) -> list[RetrievedChunk]:
     """Return the user's `k` chunks that best answer `query`, best first (one per section);
-    with `scope` (a conversation id) the documents attached there are searched too."""
+    with `scope` (a conversation id) the documents attached there are searched too; with
+    `documents` (ids) only those, instead of the whole knowledge base."""
     items = concepts(query or "")
     if not items or user_id is None:
         return []
     k = max(1, min(int(k), MAX_K))
-    if connection.vendor == "postgresql":
+    if connection.vendor == "postgresql" and documents is None:
         with rls.narrowed_to(user_id):  # the search function reads the scope's user
             rows = _postgres_candidates(user_id, query, items, k, scope)
     else:
-        rows = _sqlite_candidates(user_id, items, scope)
+        # A few chosen documents are read whole (their chunks found by their index): the
+        # knowledge base's full-text index would rank every other document first.
+        rows = _scanned_candidates(user_id, items, in_scope(scope, documents))
     return _best(rows, items, k)
 
 
@@ -72,10 +83,15 @@ _aretrieve = sync_to_async(retrieve)
 
 
 async def aretrieve(
-    *, user_id: Any, query: str, k: int = 4, scope: Any = None
+    *,
+    user_id: Any,
+    query: str,
+    k: int = 4,
+    scope: Any = None,
+    documents: Collection[str] | None = None,
 ) -> list[RetrievedChunk]:
     """Return the user's `k` chunks that best answer `query` (async twin of `retrieve`)."""
-    return await _aretrieve(user_id=user_id, query=query, k=k, scope=scope)
+    return await _aretrieve(user_id=user_id, query=query, k=k, scope=scope, documents=documents)
 
 
 def _best(rows: list[dict[str, Any]], items: list[Concept], k: int) -> list[RetrievedChunk]:
@@ -177,11 +193,12 @@ def _fetch(sql: str, params: dict[str, Any]) -> list[dict[str, Any]]:
         return [dict(zip(columns, record, strict=True)) for record in cursor.fetchall()]
 
 
-def _sqlite_candidates(user_id: Any, items: list[Concept], scope: Any) -> list[dict[str, Any]]:
+def _scanned_candidates(user_id: Any, items: list[Concept], where: Q) -> list[dict[str, Any]]:
+    """The chunks `where` picks that hold any query form (SQLite, or a few documents)."""
     holds_any = Q()
     for form in {f for c in items for f in c.forms}:
         holds_any |= Q(text__icontains=form) | Q(heading__icontains=form)
-    chunks = DocumentChunk.objects.filter(in_scope(scope), owner_id=user_id)
+    chunks = DocumentChunk.objects.filter(where, owner_id=user_id)
     population = chunks.count()
     found = list(
         chunks.filter(holds_any)

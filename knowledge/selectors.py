@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from typing import Any, TypedDict
 
 from asgiref.sync import sync_to_async
@@ -52,17 +53,25 @@ def get_document_for_user(*, user: Any, document_id: Any) -> Document:
         raise NotFound(NOT_FOUND_MESSAGE) from None
 
 
-def in_scope(scope: Any = None) -> Q:
+def in_scope(scope: Any = None, documents: Collection[str] | None = None, *, on: str = "") -> Q:
     """Documents (or chunks) searched in conversation `scope`: the user's knowledge base
-    and what was attached in that conversation (None: the knowledge base only)."""
-    found = Q(scope__isnull=True)
+    and what was attached in that conversation (None: the knowledge base only). With
+    `documents` (ids: a preset's chosen ones), those instead of the knowledge base;
+    `on` names the document's id field ("pk" for documents, else a chunk's)."""
+    if documents is None:
+        found = Q(scope__isnull=True)
+    else:
+        found = Q(**{f"{on or 'document_id'}__in": list(documents)})
     return found | Q(scope=scope) if scope is not None else found
 
 
-def user_has_documents(user_id: Any, scope: Any = None) -> bool:
-    """Say whether the user has any document to search (in conversation `scope`)."""
+def user_has_documents(
+    user_id: Any, scope: Any = None, documents: Collection[str] | None = None
+) -> bool:
+    """Say whether the user has any document to search (in conversation `scope`, among
+    `documents` when given)."""
     owner = _user_id(user_id)
-    chunks = DocumentChunk.objects.filter(in_scope(scope), owner_id=owner)
+    chunks = DocumentChunk.objects.filter(in_scope(scope, documents), owner_id=owner)
     return owner is not None and chunks.exists()
 
 
@@ -95,9 +104,11 @@ def count_chunks_by_section(document: Document) -> dict[int, int]:
     return counts
 
 
-def find_document(*, user_id: Any, document: str, scope: Any = None) -> Document | None:
+def find_document(
+    *, user_id: Any, document: str, scope: Any = None, documents: Collection[str] | None = None
+) -> Document | None:
     """Return the user's document named by id or title (exact, then partial match)."""
-    owned = Document.objects.filter(in_scope(scope), owner_id=_user_id(user_id))
+    owned = Document.objects.filter(in_scope(scope, documents, on="pk"), owner_id=_user_id(user_id))
     pk = parse_uuid(document)
     if pk is not None:
         return owned.filter(pk=pk).first()
@@ -148,10 +159,17 @@ def match_section(sections: list[Section], wanted: str) -> Section | None:
 
 
 def get_document_section(
-    *, user_id: Any, document: str, section: str, scope: Any = None
+    *,
+    user_id: Any,
+    document: str,
+    section: str,
+    scope: Any = None,
+    documents: Collection[str] | None = None,
 ) -> SectionView | None:
     """Return one section of the user's document, by section number or title; None if absent."""
-    found_document = find_document(user_id=user_id, document=document, scope=scope)
+    found_document = find_document(
+        user_id=user_id, document=document, scope=scope, documents=documents
+    )
     if found_document is None:
         return None
     sections = split_sections(found_document.text)
@@ -173,9 +191,14 @@ _aget_document_section = sync_to_async(get_document_section)
 
 
 async def aget_document_section(
-    *, user_id: Any, document: str, section: str, scope: Any = None
+    *,
+    user_id: Any,
+    document: str,
+    section: str,
+    scope: Any = None,
+    documents: Collection[str] | None = None,
 ) -> SectionView | None:
     """Return one section of the user's document (async twin of `get_document_section`)."""
     return await _aget_document_section(
-        user_id=user_id, document=document, section=section, scope=scope
+        user_id=user_id, document=document, section=section, scope=scope, documents=documents
     )

@@ -14,7 +14,7 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from typing import Any
 
 import numpy as np
@@ -26,6 +26,7 @@ from core import rls
 
 from . import embeddings
 from .models import DocumentChunk
+from .selectors import in_scope
 
 logger = logging.getLogger(__name__)
 BATCH = 256
@@ -103,17 +104,22 @@ def embed_later(document_id: Any, owner_id: Any) -> None:
 
 
 def nearest(
-    *, user_id: Any, query: Callable[[], np.ndarray], scope: Any, limit: int
+    *,
+    user_id: Any,
+    query: Callable[[], np.ndarray],
+    scope: Any,
+    limit: int,
+    documents: Collection[str] | None = None,
 ) -> list[tuple[int, float]]:
     """Return `(chunk id, cosine)` of the user's `limit` chunks nearest the query's vector
     (`query()`, made only when the user has embedded chunks: a process whose users have no
     documents never loads a model), best first; the user's knowledge base, and the
-    documents attached in `scope`."""
+    documents attached in `scope` (with `documents`: those instead of the knowledge base)."""
     ids, matrix = _matrix(user_id)
     if not ids:
         return []
     scores = matrix @ query().astype(np.float32)
-    allowed = _in_scope(user_id, scope, ids)
+    allowed = _in_scope(user_id, scope, ids, documents)
     if allowed is not None:
         scores = np.where(allowed, scores, -np.inf)
     count = min(limit, len(ids))
@@ -165,9 +171,15 @@ def forget(owner_id: Any) -> None:
             del _cache[key]
 
 
-def _in_scope(user_id: Any, scope: Any, ids: Iterable[int]) -> np.ndarray | None:
+def _in_scope(
+    user_id: Any, scope: Any, ids: Iterable[int], documents: Collection[str] | None = None
+) -> np.ndarray | None:
     """Which of `ids` a search in `scope` may return (None: all of them): chunks of the
-    knowledge base, and of documents attached in this conversation."""
+    knowledge base (or of `documents`), and of documents attached in this conversation."""
+    if documents is not None:
+        chunks = DocumentChunk.objects.filter(in_scope(scope, documents), owner_id=user_id)
+        inside = set(chunks.values_list("id", flat=True))
+        return np.fromiter((i in inside for i in ids), dtype=bool)
     attached = DocumentChunk.objects.filter(owner_id=user_id).exclude(scope__isnull=True)
     if not attached.exists():
         return None

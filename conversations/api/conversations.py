@@ -96,8 +96,9 @@ async def start_conversation(
 ) -> tuple[Conversation, replies.StartedReply | None]:
     """Create the conversation `payload` describes and, with its `initial_message`, store
     that message and start the reply (on the running loop, which must be the server's)."""
-    fields = payload.dict(exclude={"initial_message", "project_id"})
+    fields = payload.dict(exclude={"initial_message", "project_id", "preset_id"})
     fields["project"] = payload.project_id
+    fields["preset"] = payload.preset_id
     message = payload.initial_message
     if message is None:
         conversation = await sync_to_async(services.create_conversation)(user=user, **fields)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -79,6 +80,9 @@ class ConversationCreateIn(Input):
         False,
         strict=True,
         description="never listed, searched, shared or remembered; set only at creation",
+    )
+    preset_id: uuid.UUID | None = Field(
+        None, description="start from this preset (yours or a shared one; GET /presets)"
     )
     initial_message: MessageSendIn | None = Field(
         None,

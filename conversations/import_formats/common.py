@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from conversations.models import INSTRUCTIONS_MAX_CHARS
 from conversations.steps import REASONING, THINKING_PART
+from core.schemas import INSTRUCTIONS_MAX_CHARS
 
 MODEL_MAX_CHARS = 100
 TITLE_MAX_CHARS = 200

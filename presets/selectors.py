@@ -1,0 +1,78 @@
+"""Reads of presets: the ones a user may see (theirs and the shared ones)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.db.models import BooleanField, ExpressionWrapper, Q, QuerySet
+from django.utils.translation import gettext as _
+
+from core.errors import Forbidden, NotFound
+from core.ids import parse_uuid
+
+from .models import Preset
+
+
+def visible_to(user: Any) -> QuerySet[Preset]:
+    """Return the presets `user` may use: their own first, then those shared with everyone."""
+    mine = ExpressionWrapper(Q(owner_id=user.pk), output_field=BooleanField())
+    return (
+        Preset.objects.filter(Q(owner_id=user.pk) | Q(shared=True))
+        .annotate(mine=mine)
+        .order_by("-mine", "name", "id")
+    )
+
+
+def access_preset(*, user: Any, preset_id: Any, editable: bool = False) -> Preset:
+    """Return a preset `user` may use; someone else's private one answers like a missing
+    one. With `editable`, a shared preset of someone else raises Forbidden."""
+    pk = parse_uuid(preset_id)
+    found = visible_to(user).filter(pk=pk).first() if pk is not None else None
+    if found is None:
+        raise NotFound(_("No such preset."))
+    if editable and found.owner_id != user.pk:
+        raise Forbidden(_("This preset is shared with you: only its owner can change it."))
+    return found
+
+
+@dataclass(frozen=True)
+class PresetSettings:
+    """What a preset sets for each turn of its conversations."""
+
+    name: str
+    instructions: str
+    model: str
+    temperature: float | None
+    tools: list[str] | None
+    knowledge_scope: str
+    knowledge_ids: tuple[str, ...]
+
+
+# A conversation without a preset: nothing set, every default applies.
+NO_PRESET = PresetSettings(
+    name="",
+    instructions="",
+    model="",
+    temperature=None,
+    tools=None,
+    knowledge_scope="all",
+    knowledge_ids=(),
+)
+
+
+def settings_of(preset_id: Any) -> PresetSettings | None:
+    """Return the settings of preset `preset_id` as the user in scope sees it (None: gone,
+    or no longer shared with them)."""
+    found = Preset.objects.filter(pk=preset_id).first() if preset_id else None
+    if found is None:
+        return None
+    return PresetSettings(
+        name=found.name,
+        instructions=found.instructions,
+        model=found.model,
+        temperature=found.temperature,
+        tools=found.tools,
+        knowledge_scope=found.knowledge_scope,
+        knowledge_ids=tuple(str(i) for i in found.knowledge_ids),
+    )
