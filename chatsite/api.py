@@ -16,6 +16,7 @@ from core.api import SessionAuth, build_api, error_response
 from knowledge import api as knowledge_api
 from memories import api as memories_api
 from presets import api as presets_api
+from usage import api as usage_api
 
 api = build_api(auth=[BearerAuth(), SessionAuth()])
 api.add_router("", conversations.router)
@@ -28,6 +29,7 @@ api.add_router("", catalog.router)
 api.add_router("", accounts_api.router)
 api.add_router("", memories_api.router)
 api.add_router("", presets_api.router)
+api.add_router("", usage_api.router)
 
 
 def _login_not_required(patterns: list[Any]) -> list[Any]:

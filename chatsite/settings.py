@@ -55,6 +55,7 @@ INSTALLED_APPS = [
     "knowledge",
     "memories",
     "toolbox",
+    "usage",
     "presets",
     "audit",
 ]
@@ -256,6 +257,9 @@ MEMORY_RECALL_K = int(os.environ.get("MEMORY_RECALL_K", 5))
 MEMORY_RECALL_TOKENS = int(os.environ.get("MEMORY_RECALL_TOKENS", 600))
 AGENT_MAX_ITERATIONS = int(os.environ.get("AGENT_MAX_ITERATIONS", 4))
 CHAT_RATE_LIMIT = os.environ.get("CHAT_RATE_LIMIT", "30/m")
+# Tokens (input + output of the replies) a user may use per calendar month (UTC); 0: no
+# limit. Staff set per-user and per-group budgets in the admin (usage/budgets.py).
+CHAT_MONTHLY_TOKEN_BUDGET = int(os.environ.get("CHAT_MONTHLY_TOKEN_BUDGET", 0))
 # Message searches per user (GET /search/messages, the list page's search): each reads
 # every matching message, so a script cannot search in a loop.
 CHAT_SEARCH_RATE_LIMIT = os.environ.get("CHAT_SEARCH_RATE_LIMIT", "60/m")

@@ -12,6 +12,7 @@ from chatsite.manifest import web_manifest
 from conversations import views as conversation_views
 from core.health import healthz
 from memories import views as memory_views
+from usage import views as usage_views
 
 urlpatterns = [
     path("", conversation_views.home, name="home"),
@@ -60,6 +61,8 @@ urlpatterns = [
     ),
     path("manifest.webmanifest", web_manifest, name="web_manifest"),
     path("healthz", healthz, name="healthz"),
+    path("usage/", usage_views.my_usage, name="usage"),
+    path("admin/usage/", usage_views.staff_usage, name="staff_usage"),  # before the admin's own
     path("admin/", admin.site.urls),
     path("api/v1/", site_api.get_urls()),
     re_path(r"^api/(?P<rest>.*)$", site_api.not_found),

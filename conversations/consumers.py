@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, get_args
 
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
@@ -57,15 +57,7 @@ MAX_FRAME_CHARS = 256 * 1024
 CLOSE_NOT_LOGGED_IN = 4401
 CLOSE_NOT_FOUND = 4404
 CLOSE_TRY_AGAIN_LATER = 1013  # its client left too much unread: it reconnects and syncs
-ERROR_CODES = {
-    "invalid",
-    "too_long",
-    "rate_limited",
-    "busy",
-    "llm_unavailable",
-    "not_found",
-    "sensitive",
-}
+ERROR_CODES = frozenset(get_args(ErrorCode))
 
 
 def _describe(exc: ValueError) -> str:
@@ -179,7 +171,7 @@ class ConversationConsumer(ScopedConsumer):
             await self.commands[frame.type](self, frame)
         except RateLimited as exc:
             await self.send_frame(
-                events.error("rate_limited", exc.message, retry_after=exc.retry_after)
+                events.error(exc.code, exc.message, retry_after=exc.retry_after)  # type: ignore[arg-type]
             )
         except SensitiveInfo as exc:
             await self.send_frame(

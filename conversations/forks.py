@@ -52,6 +52,8 @@ def fork_conversation(
         model=source.model,
         system_prompt=source.system_prompt,
         temperature=source.temperature,
+        preset_id=source.preset_id,  # a branch of the same assistant
+        tools=source.tools,
         # A temporary conversation's words stay out of lists and memories in its forks too.
         temporary=source.temporary,
         parent_conversation=source,

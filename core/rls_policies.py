@@ -54,6 +54,13 @@ OWNED: dict[str, str] = {
     # A staff member (or a user signing in) writes entries naming themselves; staff read
     # all of them in the admin's maintenance scope.
     "audit_auditentry": owner_column("actor_id"),
+    # usage/: the user's own rollup rows; budgets naming them or one of their groups
+    # (staff write budgets in the admin, as maintenance).
+    "usage_usagerollup": owner_column("user_id"),
+    "usage_budget": (
+        f"{owner_column('user_id')} OR (user_id IS NULL AND group_id IN"
+        f" (SELECT group_id FROM auth_user_groups WHERE {owner_column('user_id')}))"
+    ),
 }
 
 # Tables nobody may change or remove a row of once written (the audit log): the app and

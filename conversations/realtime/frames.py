@@ -26,6 +26,7 @@ ErrorCode = Literal[
     "unavailable",
     "not_found",
     "sensitive",
+    "budget_exceeded",  # the monthly token budget is used up (usage/); see `retry_after`
 ]
 
 # Frame sizes. Daphne, like most websocket clients (python-websockets, gorilla), refuses a

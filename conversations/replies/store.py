@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from core.errors import Conflict, Invalid, NotFound
 from core.ids import parse_uuid
+from usage import services as usage
 
 from .. import attachments, selectors, services, tree
 from ..models import Conversation, Message, ReplyRun
@@ -124,6 +125,7 @@ def claim_reply(
     ).first()
     if running is not None:
         raise Busy(running)
+    usage.check_budget(user=user)  # every ask starts a turn here, before anything is stored
     continues = target if ask.kind == "continue" else None
     if ask.kind in ("send", "edit"):
         question = services.insert_message(
@@ -258,6 +260,13 @@ def _store(
         ),
     )
     attachments.keep_generated(message, reply.images)
+    usage.record_reply(
+        user_id=conversation.created_by_id,
+        conversation_id=conversation.pk,
+        model=message.model,
+        metadata=message.metadata,
+        at=message.created_at,
+    )
     return with_sibling_ids(message)
 
 

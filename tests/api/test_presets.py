@@ -176,3 +176,16 @@ def test_a_shared_preset_searches_everyones_own_documents(staff_api, alice):
     )
     assert refused.status_code == 422
     assert not Preset.objects.exists()
+
+
+def test_a_fork_stays_with_its_preset(api, alice):
+    from conversations import services
+
+    preset = api.post("/presets", TUTOR).json()
+    conversation = services.create_conversation(user=alice, preset=preset["id"])
+    message = services.insert_message(
+        conversation, services.NewMessage(role="user", content="hi", created_by=alice)
+    )
+    fork = api.post(f"/conversations/{conversation.pk}/fork", {"from_message_id": str(message.pk)})
+    assert fork.status_code == 201
+    assert fork.json()["preset_id"] == preset["id"]

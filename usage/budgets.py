@@ -1,0 +1,91 @@
+"""Monthly token budgets: which one applies to a user, what they used, when it resets.
+
+A month is the calendar month in UTC. The budget in force is the user's own (a `Budget`
+row naming them), else the most generous of their groups' (a group's 0 means no limit,
+which is the most generous), else CHAT_MONTHLY_TOKEN_BUDGET. 0 always means no limit, so
+a user's own 0 lifts the limit for them whatever their groups say.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from typing import Any
+
+from django.conf import settings
+from django.db.models import F, Sum
+
+from .models import Budget, UsageRollup
+
+
+@dataclass(frozen=True)
+class BudgetState:
+    """A user's budget this month: `limit` None means no limit."""
+
+    limit: int | None
+    used: int
+    resets_at: datetime  # the first instant of next month, UTC
+
+    @property
+    def remaining(self) -> int | None:
+        return None if self.limit is None else max(0, self.limit - self.used)
+
+    @property
+    def exceeded(self) -> bool:
+        return self.limit is not None and self.used >= self.limit
+
+    @property
+    def low(self) -> int:
+        """Where the meter turns amber (three quarters used)."""
+        return (self.limit or 0) * 3 // 4
+
+    @property
+    def high(self) -> int:
+        """Where the meter turns red (nine tenths used)."""
+        return (self.limit or 0) * 9 // 10
+
+    @property
+    def percent(self) -> int:
+        """How much of the budget is used, 0-100 (0 without a limit)."""
+        if not self.limit:
+            return 0
+        return min(100, round(100 * self.used / self.limit))
+
+
+def month_start(now: datetime) -> date:
+    """Return the first day of `now`'s calendar month in UTC."""
+    return now.astimezone(UTC).date().replace(day=1)
+
+
+def next_month_start(now: datetime) -> datetime:
+    """Return the first instant (UTC) of the month after `now`'s."""
+    first = month_start(now)
+    year, month = (first.year + 1, 1) if first.month == 12 else (first.year, first.month + 1)
+    return datetime(year, month, 1, tzinfo=UTC)
+
+
+def budget_limit(user: Any) -> int | None:
+    """Return the monthly token budget in force for `user` (None: no limit)."""
+    own = Budget.objects.filter(user_id=user.pk).values_list("monthly_tokens", flat=True)
+    for tokens in own:
+        return tokens or None
+    groups = list(
+        Budget.objects.filter(group__user=user.pk).values_list("monthly_tokens", flat=True)
+    )
+    if groups:
+        return None if 0 in groups else max(groups)
+    return settings.CHAT_MONTHLY_TOKEN_BUDGET or None
+
+
+def used_since(user_id: Any, start: date) -> int:
+    """Return the tokens (input + output) the user's replies used from `start` on."""
+    total = UsageRollup.objects.filter(user_id=user_id, day__gte=start).aggregate(
+        n=Sum(F("input_tokens") + F("output_tokens"))
+    )["n"]
+    return int(total or 0)
+
+
+def budget_state(user: Any, *, now: datetime) -> BudgetState:
+    """Return the user's budget, what they used of it this month and when it resets."""
+    limit = budget_limit(user)
+    return BudgetState(limit, used_since(user.pk, month_start(now)), next_month_start(now))

@@ -1,0 +1,164 @@
+"""Reading usage: a user's totals, staff totals across users, top conversations.
+
+Everything reads the rollup (never the messages), so a page costs the same at millions
+of messages. Staff readers expect the maintenance scope (every user's rows); a user's
+reader works in that user's own scope.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from typing import Any
+
+from django.apps import apps
+from django.contrib.auth import get_user_model
+from django.db.models import F, QuerySet, Sum
+
+from .models import UsageRollup
+
+TOP_CONVERSATIONS = 10
+
+
+@dataclass
+class Totals:
+    key: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    replies: int = 0
+    user_id: int | None = None
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "user_id": self.user_id,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "total_tokens": self.total_tokens,
+            "replies": self.replies,
+        }
+
+
+@dataclass
+class Report:
+    """Totals grouped one way, and their sum."""
+
+    start: date
+    end: date
+    group: str
+    items: list[Totals]
+    total: Totals = field(default_factory=lambda: Totals("total"))
+
+
+_SUMS = {
+    "input_tokens": Sum("input_tokens"),
+    "output_tokens": Sum("output_tokens"),
+    "replies": Sum("replies"),
+}
+
+
+def _rows(start: date, end: date, user_id: Any = None) -> QuerySet[UsageRollup]:
+    rows = UsageRollup.objects.filter(day__gte=start, day__lte=end)
+    return rows.filter(user_id=user_id) if user_id is not None else rows
+
+
+def _totals(key: str, row: dict[str, Any], user_id: int | None = None) -> Totals:
+    return Totals(
+        key,
+        int(row["input_tokens"] or 0),
+        int(row["output_tokens"] or 0),
+        int(row["replies"] or 0),
+        user_id,
+    )
+
+
+def _report(rows: QuerySet[UsageRollup], start: date, end: date, group: str) -> Report:
+    """Group `rows` by day, model or user, largest first (days in order)."""
+    column = {"day": "day", "model": "model", "user": "user_id"}[group]
+    grouped = rows.values(column).annotate(**_SUMS)
+    if group == "day":
+        items = [_totals(r["day"].isoformat(), r) for r in grouped.order_by("day")]
+    else:
+        ordered = grouped.order_by(-(F("input_tokens") + F("output_tokens")), column)
+        if group == "user":
+            names = _usernames([r["user_id"] for r in ordered])
+            items = [_totals(names.get(r["user_id"], "?"), r, r["user_id"]) for r in ordered]
+        else:
+            items = [_totals(r["model"], r) for r in ordered]
+    total = Totals("total")
+    for item in items:
+        total.input_tokens += item.input_tokens
+        total.output_tokens += item.output_tokens
+        total.replies += item.replies
+    return Report(start, end, group, items, total)
+
+
+def _usernames(user_ids: list[Any]) -> dict[Any, str]:
+    users = get_user_model().objects.filter(pk__in=user_ids)
+    return {pk: name for pk, name in users.values_list("pk", get_user_model().USERNAME_FIELD)}
+
+
+def user_usage(*, user_id: Any, start: date, end: date, group: str) -> Report:
+    """Return one user's tokens from `start` to `end` (UTC days), by day or by model."""
+    return _report(_rows(start, end, user_id), start, end, group)
+
+
+def staff_usage(*, start: date, end: date, group: str) -> Report:
+    """Return every user's tokens from `start` to `end`, by user, model or day."""
+    return _report(_rows(start, end), start, end, group)
+
+
+def every_day(report: Report) -> list[Totals]:
+    """Return a by-day report's items with the days that used nothing filled in."""
+    known = {item.key: item for item in report.items}
+    days, day = [], report.start
+    while day <= report.end:
+        days.append(known.get(day.isoformat()) or Totals(day.isoformat()))
+        day += timedelta(days=1)
+    return days
+
+
+@dataclass(frozen=True)
+class TopConversation:
+    conversation_id: Any
+    title: str
+    owner: str
+    total_tokens: int
+    replies: int
+    deleted: bool
+
+
+def top_conversations(
+    *, start: date, end: date, limit: int = TOP_CONVERSATIONS
+) -> list[TopConversation]:
+    """Return the conversations that used the most tokens in the range (deleted ones too)."""
+    rows = list(
+        _rows(start, end)
+        .values("conversation_id", "user_id")
+        .annotate(tokens=Sum(F("input_tokens") + F("output_tokens")), replies=Sum("replies"))
+        .order_by("-tokens", "conversation_id")[:limit]
+    )
+    # Read by name: the rollup sits below conversations/, which records into it.
+    conversation = apps.get_model("conversations", "Conversation")
+    titles = dict(
+        conversation.objects.filter(pk__in=[r["conversation_id"] for r in rows]).values_list(
+            "pk", "title"
+        )
+    )
+    names = _usernames([r["user_id"] for r in rows])
+    return [
+        TopConversation(
+            r["conversation_id"],
+            titles.get(r["conversation_id"], ""),
+            names.get(r["user_id"], "?"),
+            int(r["tokens"] or 0),
+            int(r["replies"] or 0),
+            r["conversation_id"] not in titles,
+        )
+        for r in rows
+    ]
+

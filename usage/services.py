@@ -1,0 +1,81 @@
+"""Writing usage and refusing asks past the budget (reads: usage/selectors.py).
+
+`record_reply` runs in the transaction that stores a reply (conversations/replies/
+store.py), so a reply and its usage are stored together or not at all; `check_budget`
+runs in the claim's transaction, before the ask stores anything.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from django.db import connection
+from django.utils import timezone
+from django.utils.formats import date_format, number_format
+from django.utils.translation import gettext as _
+
+from core.errors import BudgetExceeded
+
+from .budgets import budget_state
+from .models import UsageRollup
+
+_TABLE = UsageRollup._meta.db_table
+_UPSERT = f"""
+INSERT INTO {_TABLE} (day, user_id, model, conversation_id, input_tokens, output_tokens, replies)
+VALUES (%s, %s, %s, %s, %s, %s, 1)
+ON CONFLICT (day, user_id, model, conversation_id) DO UPDATE SET
+  input_tokens = {_TABLE}.input_tokens + EXCLUDED.input_tokens,
+  output_tokens = {_TABLE}.output_tokens + EXCLUDED.output_tokens,
+  replies = {_TABLE}.replies + 1
+"""
+
+
+def reply_tokens(metadata: dict[str, Any] | None) -> tuple[int, int]:
+    """Return a reply's (input, output) tokens: its turn's `metadata.usage`, 0 if absent."""
+    usage = (metadata or {}).get("usage") or {}
+    counts = []
+    for key in ("input_tokens", "output_tokens"):
+        value = usage.get(key) if isinstance(usage, dict) else None
+        counts.append(max(0, int(value)) if isinstance(value, int | float) else 0)
+    return counts[0], counts[1]
+
+
+def record_reply(*, user_id: Any, conversation_id: Any, model: str, metadata: Any, at: datetime) -> None:
+    """Add one stored reply's turn usage to its owner's rollup (in the caller's transaction).
+
+    Only this turn's usage counts: a continued reply's `tokens_used` includes the cut-off
+    reply's, which was counted when it was stored.
+    """
+    input_tokens, output_tokens = reply_tokens(metadata)
+    day = (at.astimezone(UTC) if timezone.is_aware(at) else at).date()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _UPSERT,
+            [day, user_id, model or "", conversation_id, input_tokens, output_tokens],
+        )
+
+
+def check_budget(*, user: Any, now: datetime | None = None) -> None:
+    """Refuse to start a model turn for `user` when this month's budget is used up.
+
+    Raises BudgetExceeded (nothing is stored: it runs before the claim writes). A reply
+    already running is never cut: only the start of a turn is checked.
+    """
+    now = now or timezone.now()
+    state = budget_state(user, now=now)
+    if not state.exceeded:
+        return
+    assert state.limit is not None
+    raise BudgetExceeded(
+        _(
+            "You have used this month's token budget (%(used)s of %(limit)s tokens). "
+            "It resets on %(date)s (UTC)."
+        )
+        % {
+            "used": number_format(state.used, force_grouping=True),
+            "limit": number_format(state.limit, force_grouping=True),
+            "date": date_format(state.resets_at, "DATE_FORMAT"),
+        },
+        retry_after=max(1, int((state.resets_at - now).total_seconds())),
+    )
