@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+import contextlib
+
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.urls import reverse
+from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
 
+from core.errors import NotFound
 from text import sensitive
 
-from . import services
+from . import moderation, services
+from .admin_reports import ReportQueueMixin
 from .models import Conversation, Message, MessageFeedback, Project, Share
+
+MODERATION_CSS = {"all": ("css/moderation.css",)}
 
 
 class MessageInline(admin.TabularInline):
@@ -26,6 +35,29 @@ class MessageInline(admin.TabularInline):
         return False
 
 
+class ReportedFilter(admin.SimpleListFilter):
+    """Conversations with messages their owner reported, flagged by staff, or neither."""
+
+    title = _("reported")
+    parameter_name = "reported"
+
+    def lookups(self, request, model_admin):
+        return [
+            ("messages", _("Has reported messages")),
+            ("staff", _("Flagged by staff")),
+            ("none", _("None")),
+        ]
+
+    def queryset(self, request, queryset):
+        if self.value() == "messages":
+            return queryset.filter(moderation.has_reported_messages())
+        if self.value() == "staff":
+            return queryset.filter(is_flagged=True)
+        if self.value() == "none":
+            return queryset.filter(is_flagged=False).exclude(moderation.has_reported_messages())
+        return queryset
+
+
 @admin.register(Conversation)
 class ConversationAdmin(admin.ModelAdmin):
     list_display = (
@@ -34,9 +66,9 @@ class ConversationAdmin(admin.ModelAdmin):
         "status",
         "message_count",
         "last_message_at",
-        "is_flagged",
+        "reported",
     )
-    list_filter = ("status", "is_flagged", "service_id", "created_at")
+    list_filter = ("status", ReportedFilter, "service_id", "created_at")
     search_fields = ("title", "created_by__username", "messages__content")
     readonly_fields = (
         "id",
@@ -58,12 +90,47 @@ class ConversationAdmin(admin.ModelAdmin):
     date_hierarchy = "created_at"
     show_full_result_count = False
 
+    class Media:
+        css = MODERATION_CSS
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Conversation]:
+        return moderation.with_reported_counts(super().get_queryset(request))
+
     def delete_model(self, request: HttpRequest, obj: Conversation) -> None:
-        services.delete_conversation(conversation=obj)
+        moderation.delete_conversation(staff=request.user, conversation=obj)
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Conversation]) -> None:
-        for conversation in queryset:
-            services.delete_conversation(conversation=conversation)
+        for conversation in queryset.select_related("created_by"):
+            moderation.delete_conversation(staff=request.user, conversation=conversation)
+
+    @admin.display(description=_("reported"), ordering="reported_count")
+    def reported(self, obj: Conversation) -> str:
+        """Marks only where there is something: the number of reported messages (linked to
+        them in the queue) and a staff flag; nothing on a conversation nobody reported."""
+        marks = []
+        if obj.reported_count:
+            url = reverse("admin:conversations_message_reports") + f"?conversation={obj.pk}"
+            label = ngettext(
+                "%(count)d reported message", "%(count)d reported messages", obj.reported_count
+            ) % {"count": obj.reported_count}
+            marks.append(
+                format_html(
+                    '<a class="reported-mark" href="{}" title="{}">⚑ {}</a>',
+                    url,
+                    label,
+                    obj.reported_count,
+                )
+            )
+        if obj.is_flagged:
+            reason = obj.flag_reason or _("Flagged by staff")
+            marks.append(
+                format_html(
+                    '<span class="reported-mark is-staff" title="{}">⚑ {}</span>',
+                    reason,
+                    _("staff"),
+                )
+            )
+        return format_html_join(" ", "{}", ((mark,) for mark in marks))
 
     @admin.display(description=_("title"), ordering="title")
     def title_or_id(self, obj: Conversation) -> str:
@@ -124,8 +191,8 @@ class SensitiveFilter(admin.SimpleListFilter):
 
 
 @admin.register(Message)
-class MessageAdmin(admin.ModelAdmin):
-    list_display = ("short_content", "conversation", "role", "sequence_number", "is_flagged")
+class MessageAdmin(ReportQueueMixin, admin.ModelAdmin):
+    list_display = ("short_content", "conversation", "role", "sequence_number", "reported")
     list_filter = ("role", FeedbackFilter, SensitiveFilter, "is_flagged", "finish_reason")
     search_fields = ("content",)
     readonly_fields = (
@@ -146,12 +213,30 @@ class MessageAdmin(admin.ModelAdmin):
     list_select_related = ("conversation",)
     show_full_result_count = False
 
+    class Media:
+        css = MODERATION_CSS
+
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
+
+    def delete_model(self, request: HttpRequest, obj: Message) -> None:
+        moderation.delete_message(staff=request.user, message_id=obj.pk)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Message]) -> None:
+        for pk in queryset.values_list("pk", flat=True):
+            # One under another selected message went with that one's subtree already.
+            with contextlib.suppress(NotFound):
+                moderation.delete_message(staff=request.user, message_id=pk)
 
     @admin.display(description=_("content"))
     def short_content(self, obj: Message) -> str:
         return obj.content[:80]
+
+    @admin.display(description=_("reported"), ordering="is_flagged")
+    def reported(self, obj: Message) -> str:
+        if not obj.is_flagged:
+            return ""
+        return format_html('<span class="reported-mark" title="{}">⚑</span>', obj.flag_reason)
 
 
 @admin.register(MessageFeedback)

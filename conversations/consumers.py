@@ -171,7 +171,7 @@ class ConversationConsumer(ScopedConsumer):
             await self.commands[frame.type](self, frame)
         except RateLimited as exc:
             await self.send_frame(
-                events.error(exc.code, exc.message, retry_after=exc.retry_after)  # type: ignore[arg-type]
+                events.error(exc.code, exc.message, retry_after=exc.retry_after)  # type: ignore
             )
         except SensitiveInfo as exc:
             await self.send_frame(

@@ -10,6 +10,7 @@ from django.db import transaction
 from core.errors import Invalid
 
 from .models import Message, MessageFeedback
+from .moderation import mark_reported
 from .selectors import get_message_for_user
 
 logger = logging.getLogger(__name__)
@@ -49,11 +50,12 @@ def rate_message(*, user: Any, message_id: Any, rating: str, comment: str = "") 
 
 @transaction.atomic
 def report_message(*, user: Any, message_id: Any, reason: str = "") -> Message:
-    """Flag a message for the moderators with the user's reason."""
+    """Flag a message for the moderators with the user's reason (the queue in the admin)."""
     message = get_message_for_user(user=user, message_id=message_id)
     message.is_flagged = True
     message.flag_reason = (
         _clean(reason, field="reason", max_length=REASON_MAX_LENGTH) or "Reported by the user"
     )
-    message.save(update_fields=["is_flagged", "flag_reason"])
+    mark_reported(message)
+    message.save(update_fields=["is_flagged", "flag_reason", "metadata"])
     return message

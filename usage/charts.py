@@ -50,6 +50,4 @@ def day_chart(days: list[Totals]) -> Chart:
 def shares(items: list[Totals]) -> list[tuple[Totals, int]]:
     """Return each item with its bar's length in percent of the largest item."""
     peak = max((item.total_tokens for item in items), default=0)
-    return [
-        (item, round(100 * item.total_tokens / peak) if peak else 0) for item in items
-    ]
+    return [(item, round(100 * item.total_tokens / peak) if peak else 0) for item in items]

@@ -45,6 +45,10 @@ class UsageRollup(models.Model):
             models.Index(fields=["day"], name="usage_day"),
         ]
 
+    def __str__(self) -> str:
+        tokens = self.input_tokens + self.output_tokens
+        return f"{self.day} user {self.user_id} {self.model or '-'}: {tokens}"
+
 
 class Budget(models.Model):
     """A monthly token budget for one user or one group (0: no limit for them)."""
@@ -86,10 +90,10 @@ class Budget(models.Model):
             )
         ]
 
-    def clean(self) -> None:
-        if (self.user_id is None) == (self.group_id is None):
-            raise ValidationError(_("Choose either a user or a group."))
-
     def __str__(self) -> str:
         who = self.user.get_username() if self.user_id else self.group.name
         return f"{who}: {self.monthly_tokens}"
+
+    def clean(self) -> None:
+        if (self.user_id is None) == (self.group_id is None):
+            raise ValidationError(_("Choose either a user or a group."))

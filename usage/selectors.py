@@ -161,4 +161,3 @@ def top_conversations(
         )
         for r in rows
     ]
-

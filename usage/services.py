@@ -41,7 +41,9 @@ def reply_tokens(metadata: dict[str, Any] | None) -> tuple[int, int]:
     return counts[0], counts[1]
 
 
-def record_reply(*, user_id: Any, conversation_id: Any, model: str, metadata: Any, at: datetime) -> None:
+def record_reply(
+    *, user_id: Any, conversation_id: Any, model: str, metadata: Any, at: datetime
+) -> None:
     """Add one stored reply's turn usage to its owner's rollup (in the caller's transaction).
 
     Only this turn's usage counts: a continued reply's `tokens_used` includes the cut-off

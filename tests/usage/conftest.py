@@ -30,8 +30,9 @@ class Api:
         return await self.client.get(API + path, params, headers=self.headers)
 
     async def post(self, path: str, body: Any = None):
+        data = json.dumps(body or {})
         return await self.client.post(
-            API + path, json.dumps(body or {}), content_type="application/json", headers=self.headers
+            API + path, data, content_type="application/json", headers=self.headers
         )
 
 

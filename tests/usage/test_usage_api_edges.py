@@ -44,9 +44,11 @@ def test_a_format_other_than_json_or_csv_is_refused(staff):
 
 
 def test_a_range_answers_its_own_days_and_defaults_to_this_month(alice):
-    body = Client().get(
-        "/api/v1/usage", {"from": "2026-02-01", "to": "2026-02-28"}, headers=bearer(alice)
-    ).json()
+    body = (
+        Client()
+        .get("/api/v1/usage", {"from": "2026-02-01", "to": "2026-02-28"}, headers=bearer(alice))
+        .json()
+    )
     assert (body["from"], body["to"], body["items"]) == ("2026-02-01", "2026-02-28", [])
     assert body["total"]["total_tokens"] == 0 and body["budget"]["monthly_tokens"] is None
     this_month = Client().get("/api/v1/usage", headers=bearer(alice)).json()
