@@ -66,6 +66,8 @@ def test_a_reported_message_marks_its_conversation_in_the_admin_list(staff_clien
     assert "⚑ 2" in page
     assert page.count('class="reported-mark') == 1  # the calm chat's row has no mark
     assert "icon-no.svg" not in page  # no row of red crosses
+    index = staff_client.get("/admin/").content.decode()
+    assert QUEUE in index and "2 waiting" in index
     staff_flagged = services.create_conversation(user=alice, title="Odd")
     staff_client.post(LIST, {"action": "flag", "_selected_action": [str(staff_flagged.id)]})
     assert "⚑ staff" in staff_client.get(LIST).content.decode()
