@@ -44,6 +44,7 @@ urlpatterns = [
         name="message_fragment",
     ),
     path("documents/", include("knowledge.urls")),
+    path("presets/", include("presets.urls")),
     path("s/<str:token>/", login_not_required(conversation_views.shared), name="shared"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),

@@ -28,6 +28,7 @@ from core.llm_catalog import list_models
 from core.pagination import Page
 from core.schemas import INSTRUCTIONS_MAX_CHARS, Text
 from knowledge.selectors import list_documents
+from presets import selectors as preset_selectors
 from toolbox import catalog
 from toolbox.servers import list_servers
 
@@ -44,6 +45,7 @@ PAGE_SIZE = 50
 # Landing on a search hit loads from a few messages before it, but not unboundedly many.
 JUMP_CONTEXT = 5
 JUMP_MAX_MESSAGES = 500
+LANDING_PRESETS = 12  # chips on a new chat; the presets page lists them all
 
 
 def _conversation_or_404(request: HttpRequest, conversation_id: Any) -> Conversation:
@@ -133,11 +135,15 @@ def home(request: HttpRequest) -> HttpResponse:
     """A new chat: the shell with an empty composer. Nothing is stored until it is sent."""
     if FILTER_KEYS & set(request.GET):  # an old link to the list page
         return redirect(f"{reverse('conversations')}?{request.GET.urlencode()}")
+    chosen = preset_selectors.find_visible(user=request.user, preset_id=request.GET.get("preset"))
     return render(
         request,
         "conversations/new.html",
         {
             **_model_choices(),
+            "presets": preset_selectors.visible_to(request.user)[:LANDING_PRESETS],
+            "preset": chosen,
+            "preset_missing": bool(request.GET.get("preset")) and chosen is None,
             "default_model": get_user_settings(user=request.user).default_model,
             "document_count": list_documents(user=request.user).count(),
             "message_max_chars": settings.MESSAGE_MAX_CHARS,
@@ -220,6 +226,7 @@ async def create(request: HttpRequest) -> HttpResponse:
                 "project_id": post.get("project") or None,
                 "model": post.get("model", ""),
                 "temporary": post.get("temporary", "") in checked,
+                "preset_id": post.get("preset") or None,
                 "initial_message": {
                     "content": post["content"],
                     "client_id": post.get("client_id") or None,
@@ -295,6 +302,7 @@ def detail(request: HttpRequest, conversation_id: Any) -> HttpResponse:
     else:
         message_list = _messages_for_page(conversation, request.GET.get("at", ""))
     forks = list(conversation.forks.order_by("created_at").only("id", "title"))
+    preset = preset_selectors.find_visible(user=request.user, preset_id=conversation.preset_id)
     # The header counts the branch: what the page shows plus what it leaves out.
     hidden = branches.count_branch(conversation, leaving_out=[m.pk for m in message_list])
     return render(
@@ -313,15 +321,20 @@ def detail(request: HttpRequest, conversation_id: Any) -> HttpResponse:
             **_model_choices(),
             "instructions_max_chars": INSTRUCTIONS_MAX_CHARS,
             "message_max_chars": settings.MESSAGE_MAX_CHARS,
-            "tool_menu": _tool_menu(conversation, request.user),
+            "tool_menu": _tool_menu(conversation, request.user, preset),
+            "preset": preset,
         },
     )
 
 
-def _tool_menu(conversation: Conversation, user: Any) -> dict[str, Any]:
-    """The composer's tools menu: what is on offer and what is on here."""
+def _tool_menu(conversation: Conversation, user: Any, preset: Any = None) -> dict[str, Any]:
+    """The composer's tools menu: what is on offer and what is on here (the
+    conversation's choice, else its preset's, else the user's default)."""
     owner = get_user_settings(user=user).tools_enabled
-    on = catalog.enabled_ids(conversation_tools=conversation.tools, user_tools=owner)
+    tools = conversation.tools
+    if tools is None and preset is not None:
+        tools = preset.tools
+    on = catalog.enabled_ids(conversation_tools=tools, user_tools=owner)
     return catalog.menu(catalog.available(list_servers()), on)
 
 

@@ -36,6 +36,12 @@ def access_preset(*, user: Any, preset_id: Any, editable: bool = False) -> Prese
     return found
 
 
+def find_visible(*, user: Any, preset_id: Any) -> Preset | None:
+    """Return the preset if `user` may use it, else None (for pages that show a link)."""
+    pk = parse_uuid(preset_id)
+    return visible_to(user).filter(pk=pk).first() if pk is not None else None
+
+
 @dataclass(frozen=True)
 class PresetSettings:
     """What a preset sets for each turn of its conversations."""

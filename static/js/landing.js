@@ -9,6 +9,7 @@ const errorBanner = document.getElementById("error-banner");
 const temporary = document.getElementById("temporary-toggle");
 const temporaryInput = document.getElementById("temporary-input");
 const model = document.getElementById("new-model");
+const preset = document.getElementById("preset-input");
 let busy = false;
 
 function showError(text) {
@@ -23,6 +24,11 @@ temporary?.addEventListener("click", () => {
   document.getElementById("landing-temporary").hidden = !on;
   document.getElementById("landing-title").hidden = on;
   composer.input.focus();
+
+// A preset's starter prompts: one click sends it as the first message.
+for (const button of document.querySelectorAll("[data-starter]")) {
+  button.addEventListener("click", () => start(button.dataset.starter));
+}
 });
 
 async function start(content, { confirm = false } = {}) {
@@ -33,6 +39,7 @@ async function start(content, { confirm = false } = {}) {
   const body = {};
   if (model?.value) body.model = model.value;
   if (temporaryInput.value) body.temporary = true;
+  if (preset?.value) body.preset_id = preset.value;
   const message = { content, client_id: newClientId() };
   if (confirm) message.confirm_sensitive = true;
   try {
