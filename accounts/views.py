@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_not_required
@@ -25,6 +26,9 @@ from .tokens import create_api_token, list_api_tokens, revoke_api_token
 def signup(request: HttpRequest) -> HttpResponse:
     if request.user.is_authenticated:
         return redirect("home")
+    if settings.OIDC_ONLY:  # accounts come from the identity provider only
+        messages.error(request, _("Sign-up is off: sign in with single sign-on."))
+        return redirect("login")
     form = SignupForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         user = form.save()

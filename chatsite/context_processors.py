@@ -19,6 +19,13 @@ class Shell:
         user = self.request.user
         return build_sidebar(user=user) if user.is_authenticated else None
 
+    @property
+    def signup_open(self) -> bool:
+        """Sign-up is off when only single sign-on may sign in (OIDC_ONLY)."""
+        from sso.config import sso_only
+
+        return not sso_only()
+
 
 def chat(request: HttpRequest) -> dict[str, object]:
     """Tell every page whether the built-in offline model answers, and give it the shell."""

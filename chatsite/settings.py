@@ -55,8 +55,9 @@ INSTALLED_APPS = [
     "knowledge",
     "memories",
     "toolbox",
-    "usage",
+    "sso",
     "presets",
+    "usage",
     "audit",
 ]
 
@@ -198,6 +199,25 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
+
+# Single sign-on with OpenID Connect (sso/): on when a discovery URL and a client id are set.
+# The redirect URI to register at the provider is <site>/accounts/oidc/callback/.
+OIDC_DISCOVERY_URL = os.environ.get("OIDC_DISCOVERY_URL", "").strip()
+OIDC_CLIENT_ID = os.environ.get("OIDC_CLIENT_ID", "").strip()
+OIDC_CLIENT_SECRET = os.environ.get("OIDC_CLIENT_SECRET", "")
+OIDC_USERNAME_CLAIM = os.environ.get("OIDC_USERNAME_CLAIM", "preferred_username").strip()
+# Only these e-mail domains (the `email` claim, not marked unverified) may sign in; empty: any.
+OIDC_ALLOWED_DOMAINS = [d.lower().lstrip("@") for d in env_list("OIDC_ALLOWED_DOMAINS", "")]
+# Only members of one of these groups (the OIDC_GROUPS_CLAIM list) may sign in; empty: any.
+OIDC_ALLOWED_GROUPS = env_list("OIDC_ALLOWED_GROUPS", "")
+OIDC_GROUPS_CLAIM = os.environ.get("OIDC_GROUPS_CLAIM", "groups").strip()
+OIDC_PROVIDER_NAME = os.environ.get("OIDC_PROVIDER_NAME", "").strip() or "OpenID Connect"
+# Password login, sign-up and the admin's own login form are off; only the SSO button.
+OIDC_ONLY = env_bool("OIDC_ONLY", False)
+# The provider gets this many seconds per request (discovery, keys, token exchange).
+OIDC_TIMEOUT = float(os.environ.get("OIDC_TIMEOUT", 10))
+if OIDC_ONLY and not (OIDC_DISCOVERY_URL and OIDC_CLIENT_ID):
+    raise ImproperlyConfigured("OIDC_ONLY needs OIDC_DISCOVERY_URL and OIDC_CLIENT_ID.")
 
 # --- i18n ------------------------------------------------------------------
 LANGUAGE_CODE = "en"

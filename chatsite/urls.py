@@ -12,6 +12,7 @@ from chatsite.manifest import web_manifest
 from conversations import views as conversation_views
 from core.health import healthz
 from memories import views as memory_views
+from sso import views as sso_views
 from usage import views as usage_views
 
 urlpatterns = [
@@ -46,7 +47,9 @@ urlpatterns = [
     path("documents/", include("knowledge.urls")),
     path("presets/", include("presets.urls")),
     path("s/<str:token>/", login_not_required(conversation_views.shared), name="shared"),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/login/", sso_views.LoginView.as_view(), name="login"),
+    path("accounts/oidc/login/", sso_views.oidc_login, name="sso_login"),
+    path("accounts/oidc/callback/", sso_views.oidc_callback, name="sso_callback"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/signup/", account_views.signup, name="signup"),
     path("settings/", account_views.preferences, name="preferences"),
@@ -64,6 +67,7 @@ urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("usage/", usage_views.my_usage, name="usage"),
     path("admin/usage/", usage_views.staff_usage, name="staff_usage"),  # before the admin's own
+    path("admin/login/", sso_views.admin_login),  # under OIDC_ONLY: the site's login page
     path("admin/", admin.site.urls),
     path("api/v1/", site_api.get_urls()),
     re_path(r"^api/(?P<rest>.*)$", site_api.not_found),

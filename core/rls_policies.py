@@ -47,6 +47,8 @@ OWNED: dict[str, str] = {
     "knowledge_document": owner_column("owner_id"),
     "knowledge_documentchunk": owner_column("owner_id"),
     "knowledge_savedquestion": owner_column("owner_id"),
+    # sso/: the user's links to a provider account (a sign-in looks them up as maintenance).
+    "sso_ssolink": owner_column("user_id"),
     # LangGraph's store (memories/): namespace ("memories", "<user id>").
     "store": "prefix = 'memories.' || current_setting('app.user_id', true)",
     # presets/: the user's own (READABLE adds the shared ones, read-only).
