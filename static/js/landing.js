@@ -24,11 +24,6 @@ temporary?.addEventListener("click", () => {
   document.getElementById("landing-temporary").hidden = !on;
   document.getElementById("landing-title").hidden = on;
   composer.input.focus();
-
-// A preset's starter prompts: one click sends it as the first message.
-for (const button of document.querySelectorAll("[data-starter]")) {
-  button.addEventListener("click", () => start(button.dataset.starter));
-}
 });
 
 async function start(content, { confirm = false } = {}) {
@@ -61,7 +56,8 @@ async function start(content, { confirm = false } = {}) {
       composer.showSensitive(error.detail, content);
       return;
     }
-    if (error.status === 429) showError(_("You are sending messages too fast; wait a moment."));
+    if (error.code === "budget_exceeded") showError(error.message);
+    else if (error.status === 429) showError(_("You are sending messages too fast; wait a moment."));
     else showError(error.message || _("Something went wrong."));
     if (!composer.input.value) composer.setText(content);
     toast(_("Your message was not sent."), { error: true });
@@ -74,3 +70,8 @@ const composer = initComposer({
   onResend: (content, { confirm }) => start(content, { confirm }),
 });
 composer.input.focus();
+
+// A preset's starter prompts: one click sends it as the first message.
+for (const button of document.querySelectorAll("[data-starter]")) {
+  button.addEventListener("click", () => start(button.dataset.starter));
+}
