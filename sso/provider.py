@@ -2,9 +2,8 @@
 
 Authlib reads the discovery document, makes the PKCE pair (S256), the state and the nonce
 (kept in the session under the state), exchanges the code and checks the id_token: its
-signature against the provider's JWKS (fetched again once for an unknown key id), `iss`
-(the discovery document's issuer), `aud` (our client id), `exp` and `nonce`. Nothing here
-touches the database.
+signature against the provider's JWKS, `iss` (the discovery document's issuer), `aud` (our
+client id), `exp` and `nonce`. Nothing here touches the database.
 """
 
 from __future__ import annotations
@@ -26,8 +25,8 @@ from .config import OidcConfig
 log = logging.getLogger(__name__)
 
 SCOPES = "openid email profile"
-# The discovery document (and the keys in it) are read again after this long, so a provider
-# that moved an endpoint is followed without a restart; an unknown key id refetches at once.
+# The discovery document (and the keys) are read again after this long, or after the provider
+# could not be reached: a provider that moved an endpoint is followed without a restart.
 METADATA_MAX_AGE = 3600.0
 
 
