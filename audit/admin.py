@@ -42,13 +42,23 @@ class ActorFilter(admin.SimpleListFilter):
 
 @admin.register(AuditEntry)
 class AuditEntryAdmin(admin.ModelAdmin):
-    list_display = ("created_at", "actor_name", "action", "target_type", "target_repr")
+    list_display = ("created_at", "who", "action", "target_type", "target_repr")
     list_display_links = ("created_at",)  # a read-only page with the entry's detail
     list_filter = ("action", ActorFilter, "target_type")
     date_hierarchy = "created_at"
     search_fields = ("actor_name", "target_repr", "target_id")
     show_full_result_count = False
     list_per_page = 50
+
+    class Media:
+        css = {"all": ("css/audit.css",)}
+
+    @admin.display(description=_("who"), ordering="actor_name")
+    def who(self, obj: AuditEntry) -> str:
+        return obj.actor_name or _("System")
+
+    def changelist_view(self, request: HttpRequest, extra_context: dict | None = None):
+        return super().changelist_view(request, {"title": _("Audit log"), **(extra_context or {})})
 
     # The log is append-only (the database refuses changes too): nobody adds, edits or
     # deletes an entry here, superusers included.

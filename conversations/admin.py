@@ -103,7 +103,7 @@ class ConversationAdmin(admin.ModelAdmin):
         for conversation in queryset.select_related("created_by"):
             moderation.delete_conversation(staff=request.user, conversation=conversation)
 
-    @admin.display(description=_("reported"), ordering="reported_count")
+    @admin.display(description=_("reported"), ordering="reported_count", empty_value="")
     def reported(self, obj: Conversation) -> str:
         """Marks only where there is something: the number of reported messages (linked to
         them in the queue) and a staff flag; nothing on a conversation nobody reported."""
@@ -232,7 +232,7 @@ class MessageAdmin(ReportQueueMixin, admin.ModelAdmin):
     def short_content(self, obj: Message) -> str:
         return obj.content[:80]
 
-    @admin.display(description=_("reported"), ordering="is_flagged")
+    @admin.display(description=_("reported"), ordering="is_flagged", empty_value="")
     def reported(self, obj: Message) -> str:
         if not obj.is_flagged:
             return ""

@@ -66,6 +66,7 @@ def test_a_reported_message_marks_its_conversation_in_the_admin_list(staff_clien
     assert "⚑ 2" in page
     assert page.count('class="reported-mark') == 1  # the calm chat's row has no mark
     assert "icon-no.svg" not in page  # no row of red crosses
+    assert '<td class="field-reported"></td>' in page  # nor a dash: blank
     index = staff_client.get("/admin/").content.decode()
     assert QUEUE in index and "2 waiting" in index
     staff_flagged = services.create_conversation(user=alice, title="Odd")
