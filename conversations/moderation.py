@@ -14,6 +14,7 @@ from typing import Any
 
 from django.db import transaction
 from django.db.models import Count, Exists, OuterRef, QuerySet, Subquery
+from django.db.models.fields.json import KT
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -36,7 +37,8 @@ def reported_messages() -> QuerySet[Message]:
     return (
         Message.objects.filter(is_flagged=True)
         .select_related("conversation", "conversation__created_by")
-        .order_by(f"-metadata__{REPORTED_AT}", "-created_at")
+        # Reports older than the note of when (none) last, not first as NULLs sort DESC.
+        .order_by(KT(f"metadata__{REPORTED_AT}").desc(nulls_last=True), "-created_at")
     )
 
 

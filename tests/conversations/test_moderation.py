@@ -241,3 +241,13 @@ def test_deletes_in_the_admin_lists_are_audited(staff_client, alice, monkeypatch
         "message.deleted",
     ]
     assert AuditEntry.objects.filter(detail__owner="alice").count() == 3
+
+
+def test_the_queue_lists_the_newest_report_first_and_undated_ones_last(staff_client, alice):
+    _, rows = chat(alice, "Order", ["q", "older report", "q2", "newer report", "q3", "undated"])
+    report(alice, rows[1], "first")
+    report(alice, rows[3], "second")
+    # A report made before reports noted their time.
+    Message.objects.filter(pk=rows[5].pk).update(is_flagged=True, flag_reason="legacy")
+    text = staff_client.get(QUEUE).content.decode()
+    assert text.index("newer report") < text.index("older report") < text.index("undated")
