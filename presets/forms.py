@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.utils.functional import lazy
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 from pydantic import ValidationError
 
@@ -63,8 +65,13 @@ class PresetForm(forms.Form):
         label=_("Starter prompts"),
         required=False,
         widget=forms.Textarea({"rows": 4}),
-        help_text=_("One per line, up to %(n)d: shown as buttons on a new chat.")
-        % {"n": MAX_STARTERS},
+        help_text=lazy(
+            lambda: (
+                gettext("One per line, up to %(n)d: shown as buttons on a new chat.")
+                % {"n": MAX_STARTERS}
+            ),
+            str,
+        )(),
     )
     shared = forms.BooleanField(
         label=_("Share with everyone"),
