@@ -9,6 +9,7 @@ from django.views.i18n import JavaScriptCatalog, set_language
 from accounts import views as account_views
 from chatsite import api as site_api
 from chatsite.manifest import web_manifest
+from conversations import list_page
 from conversations import views as conversation_views
 from core.health import healthz
 from memories import views as memory_views
@@ -17,7 +18,7 @@ from usage import views as usage_views
 
 urlpatterns = [
     path("", conversation_views.home, name="home"),
-    path("conversations/", conversation_views.conversation_list, name="conversations"),
+    path("conversations/", list_page.conversation_list, name="conversations"),
     path("conversations/new/", conversation_views.create, name="conversation_create"),
     path(
         "conversations/<uuid:conversation_id>/",
