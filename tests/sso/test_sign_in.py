@@ -68,6 +68,27 @@ def test_a_local_account_with_the_same_name_and_email_is_not_taken_over(
     assert not SsoLink.objects.filter(user=local).exists()
 
 
+def test_the_username_comes_from_the_configured_claim(client, provider, sso_settings):
+    sso_settings.OIDC_USERNAME_CLAIM = "email"
+
+    sign_in(client, provider, ALICE)
+
+    assert User.objects.get(pk=int(client.session["_auth_user_id"])).username == "alice@example.com"
+
+
+def test_a_disabled_linked_user_is_refused(client, provider, sso_settings):
+    sign_in(client, provider, ALICE)
+    User.objects.filter(username="alice").update(is_active=False)
+    client.logout()
+
+    answer = sign_in(client, provider, ALICE)
+
+    assert answer["Location"].startswith("/accounts/login/")
+    assert "_auth_user_id" not in client.session
+    assert flash(client) == ["This account is disabled."]
+    assert User.objects.count() == 1  # no second account made for the same subject
+
+
 def test_an_id_token_issued_to_another_client_is_refused(client, provider, sso_settings, caplog):
     authorize = start_sign_in(client)
     nonce = parse_qs(urlparse(authorize).query)["nonce"][0]
