@@ -189,3 +189,32 @@ def test_a_fork_stays_with_its_preset(api, alice):
     fork = api.post(f"/conversations/{conversation.pk}/fork", {"from_message_id": str(message.pk)})
     assert fork.status_code == 201
     assert fork.json()["preset_id"] == preset["id"]
+
+
+def test_staff_share_and_withdraw_presets_in_the_admin_and_it_is_audited(make_user, alice, bob):
+    from django.test import Client
+
+    moderator = make_user("moderator", is_staff=True, is_superuser=True)
+    staff = Client()
+    staff.force_login(moderator)
+    tutor = Preset.objects.create(owner=alice, name="Tutor")
+    own_files = Preset.objects.create(
+        owner=bob, name="Bob's files", knowledge_scope="documents", knowledge_ids=["x"]
+    )
+    changelist = "/admin/presets/preset/"
+    assert staff.get(changelist).status_code == 200
+    staff.post(
+        changelist,
+        {"action": "publish", "_selected_action": [str(tutor.pk), str(own_files.pk)]},
+    )
+    tutor.refresh_from_db()
+    own_files.refresh_from_db()
+    assert tutor.shared and not own_files.shared  # a preset of its owner's files is refused
+    staff.post(changelist, {"action": "withdraw", "_selected_action": [str(tutor.pk)]})
+    tutor.refresh_from_db()
+    assert not tutor.shared
+    entries = AuditEntry.objects.order_by("id")
+    assert [(e.action, e.actor_name, e.target_id) for e in entries] == [
+        ("preset.published", "moderator", str(tutor.pk)),
+        ("preset.unpublished", "moderator", str(tutor.pk)),
+    ]
