@@ -7,6 +7,7 @@ runs in the claim's transaction, before the ask stores anything.
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime
 from typing import Any
 
@@ -79,5 +80,5 @@ def check_budget(*, user: Any, now: datetime | None = None) -> None:
             "limit": number_format(state.limit, force_grouping=True),
             "date": date_format(state.resets_at, "DATE_FORMAT"),
         },
-        retry_after=max(1, int((state.resets_at - now).total_seconds())),
+        retry_after=max(1, math.ceil((state.resets_at - now).total_seconds())),
     )

@@ -2,7 +2,7 @@
 // message list (messages.js), the buttons under each message (message_actions.js) and
 // the queue of messages written while a reply runs (queue.js) are their own modules.
 import { initComposer, newClientId } from "./composer.js";
-import { _ } from "./i18n.js";
+import { _, budgetText } from "./i18n.js";
 import { share } from "./live.js";
 import { initHeader } from "./header.js";
 import { initMessageActions } from "./message_actions.js";
@@ -52,6 +52,7 @@ const ERROR_TEXT = {
   llm_unavailable: () => _("The model is not available right now."),
   unavailable: () => _("The conversation's memory could not be reached; try again in a moment."),
   not_found: () => _("This conversation no longer exists."),
+  budget_exceeded: (frame) => budgetText(frame.retry_after),
 };
 
 // --- socket ----------------------------------------------------------------------------
@@ -132,7 +133,7 @@ const socket = new ConversationSocket(root.dataset.wsPath, {
         pendingSend = null;
         return;
       }
-      showError((ERROR_TEXT[frame.code] || (() => frame.detail || _("Something went wrong.")))());
+      showError((ERROR_TEXT[frame.code] || (() => frame.detail || _("Something went wrong.")))(frame));
       if (pendingSend !== null) {
         if (!input.value) composer.setText(pendingSend);
         pendingSend = null;

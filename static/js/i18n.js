@@ -24,3 +24,14 @@ export function formatDate(iso) {
     timeStyle: "short",
   }).format(new Date(iso));
 }
+
+// The monthly token budget is used up (error `budget_exceeded`): say so, and when it resets
+// (`retryAfter` seconds from now; the month is UTC's).
+export function budgetText(retryAfter) {
+  const resets = new Date(Date.now() + (Number(retryAfter) || 0) * 1000);
+  const date = new Intl.DateTimeFormat(document.documentElement.lang || undefined, {
+    dateStyle: "long",
+    timeZone: "UTC",
+  }).format(resets);
+  return format(_("You have used this month's token budget. It resets on %(date)s (UTC)."), { date });
+}
