@@ -22,17 +22,31 @@ from .models import Conversation, Message, MessageFeedback, Project, Share
 MODERATION_CSS = {"all": ("css/moderation.css",)}
 
 
+def report_mark(message: Message) -> str:
+    """A flag with the reason on a reported message; nothing on the others."""
+    if not message.is_flagged:
+        return ""
+    return format_html('<span class="reported-mark" title="{}">⚑</span>', message.flag_reason)
+
+
 class MessageInline(admin.TabularInline):
     model = Message
-    fields = ("sequence_number", "role", "content", "finish_reason", "tokens_used", "is_flagged")
+    fields = ("sequence_number", "role", "content", "finish_reason", "tokens_used", "reported")
     readonly_fields = fields
     ordering = ("sequence_number",)
     extra = 0
     can_delete = False
     show_change_link = True
 
+    class Media:
+        css = MODERATION_CSS
+
     def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
         return False
+
+    @admin.display(description=_("reported"), empty_value="")
+    def reported(self, obj: Message) -> str:
+        return report_mark(obj)
 
 
 class ReportedFilter(admin.SimpleListFilter):
@@ -234,9 +248,7 @@ class MessageAdmin(ReportQueueMixin, admin.ModelAdmin):
 
     @admin.display(description=_("reported"), ordering="is_flagged", empty_value="")
     def reported(self, obj: Message) -> str:
-        if not obj.is_flagged:
-            return ""
-        return format_html('<span class="reported-mark" title="{}">⚑</span>', obj.flag_reason)
+        return report_mark(obj)
 
 
 @admin.register(MessageFeedback)

@@ -12,7 +12,7 @@ KO = {
     "Unknown filter.": "알 수 없는 필터입니다.", "Download CSV": "CSV 다운로드",
     # conversations/admin*.py and templates/admin/conversations/
     "%(count)d reported message": "신고된 메시지 %(count)d개",
-    "Flagged by staff": "관리자가 표시함", "⚑ staff": "⚑ 관리자", "staff": "관리자",
+    "Flagged by staff": "관리자가 표시함", "staff": "관리자",
     "Has reported messages": "신고된 메시지 있음",
     "Not a conversation id.": "대화 ID가 아닙니다.", "Reported messages": "신고된 메시지",
     "That report was already handled.": "이미 처리된 신고입니다.",

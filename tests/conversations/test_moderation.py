@@ -251,3 +251,11 @@ def test_the_queue_lists_the_newest_report_first_and_undated_ones_last(staff_cli
     Message.objects.filter(pk=rows[5].pk).update(is_flagged=True, flag_reason="legacy")
     text = staff_client.get(QUEUE).content.decode()
     assert text.index("newer report") < text.index("older report") < text.index("undated")
+
+
+def test_the_conversation_page_marks_only_the_reported_message(staff_client, alice):
+    conversation, rows = chat(alice, "Marked", ["q", "reported answer", "q2", "fine answer"])
+    report(alice, rows[1], "rude")
+    page = staff_client.get(f"{LIST}{conversation.id}/change/").content.decode()
+    assert page.count('<span class="reported-mark" title="rude">⚑</span>') == 1
+    assert "icon-no.svg" not in page and "icon-yes.svg" not in page
