@@ -17,6 +17,7 @@ from accounts.tokens import create_api_token
 from conversations import services, shares
 from knowledge.services import upload_document
 from memories.services import add_memory
+from presets.models import Preset
 from tests.support import seed
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -50,6 +51,9 @@ PAGES = [
     Page("conversation", "/conversations/{conversation}/", phone=True),
     Page("all-conversations", "/conversations/"),
     Page("documents", "/documents/"),
+    Page("landing-preset", "/?preset={preset}", phone=True),
+    Page("presets", "/presets/", phone=True),
+    Page("preset-editor", "/presets/{preset}/edit/"),
     Page("settings", "/settings/"),
     Page("memory", "/settings/memory/"),
     Page("tokens", "/settings/tokens/"),
@@ -127,7 +131,10 @@ def seed_account(user) -> dict[str, str]:
     seed.add_message(conversation_id=other.id, role="user", content="What should I pack?")
     create_api_token(user=user, name="laptop")
     share = shares.create_share(user=user, conversation_id=conversation.id)
-    return {"conversation": str(conversation.id), "share": share.token}
+    preset = Preset.objects.create(
+        owner=user, name="Tutor", icon="🎓", instructions="Teach gently.", starters=["Quiz me"]
+    )
+    return {"conversation": str(conversation.id), "share": share.token, "preset": str(preset.pk)}
 
 
 def failing(violation: dict[str, Any]) -> bool:
