@@ -59,6 +59,7 @@ OWNED: dict[str, str] = {
     # usage/: the user's own rollup rows; budgets naming them or one of their groups
     # (staff write budgets in the admin, as maintenance).
     "usage_usagerollup": owner_column("user_id"),
+    "usage_conversationmonth": owner_column("user_id"),
     "usage_budget": (
         f"{owner_column('user_id')} OR (user_id IS NULL AND group_id IN"
         f" (SELECT group_id FROM auth_user_groups WHERE {owner_column('user_id')}))"

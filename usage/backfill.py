@@ -2,7 +2,8 @@
 
 A reply counts when a run produced it (`run_id` is its own id: not imported, not a
 fork's copy); its turn usage is `metadata.usage`. Rows already there are replaced, so
-running it again gives the same figures.
+running it again gives the same figures. The monthly per-conversation table is then
+rebuilt from the rollup.
 """
 
 from __future__ import annotations
@@ -30,6 +31,30 @@ ON CONFLICT (day, user_id, model, conversation_id) DO UPDATE SET
 """
 
 
-def backfill(cursor: Any) -> None:
-    """Rebuild the rollup from every stored reply (PostgreSQL; run with every row visible)."""
+MONTHS_SQL = """
+INSERT INTO usage_conversationmonth
+  (month, user_id, conversation_id, input_tokens, output_tokens, replies)
+SELECT date_trunc('month', day)::date, user_id, conversation_id,
+       SUM(input_tokens), SUM(output_tokens), SUM(replies)
+FROM usage_usagerollup
+GROUP BY 1, 2, 3
+ON CONFLICT (month, user_id, conversation_id) DO UPDATE SET
+  input_tokens = EXCLUDED.input_tokens,
+  output_tokens = EXCLUDED.output_tokens,
+  replies = EXCLUDED.replies
+"""
+
+
+def backfill_rollup(cursor: Any) -> None:
+    """Rebuild the daily rollup from every stored reply (PostgreSQL; every row visible)."""
     cursor.execute(BACKFILL_SQL)
+    cursor.execute("ANALYZE usage_usagerollup")
+
+
+def backfill(cursor: Any) -> None:
+    """Rebuild the rollup from every stored reply, then the monthly table from the rollup
+    (PostgreSQL; run with every row visible). Their statistics are refreshed: the planner
+    picks a parallel scan for long ranges only when it knows how many rows there are."""
+    backfill_rollup(cursor)
+    cursor.execute(MONTHS_SQL)
+    cursor.execute("ANALYZE usage_conversationmonth")

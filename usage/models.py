@@ -50,6 +50,28 @@ class UsageRollup(models.Model):
         return f"{self.day} user {self.user_id} {self.model or '-'}: {tokens}"
 
 
+class ConversationMonth(models.Model):
+    """What one conversation's replies used in one calendar month (UTC): the staff page's
+    top conversations over long ranges read these, and the rollup only for partial months."""
+
+    month = models.DateField()  # its first day
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    conversation_id = models.UUIDField()
+    input_tokens = models.BigIntegerField(default=0)
+    output_tokens = models.BigIntegerField(default=0)
+    replies = models.IntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["month", "user", "conversation_id"], name="usage_conversation_month_key"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.month:%Y-%m} {self.conversation_id}"
+
+
 class Budget(models.Model):
     """A monthly token budget for one user or one group (0: no limit for them)."""
 

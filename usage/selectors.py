@@ -10,12 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any
+from uuid import UUID
 
 from django.apps import apps
 from django.contrib.auth import get_user_model
+from django.db import connection
 from django.db.models import F, QuerySet, Sum
 
-from .models import UsageRollup
+from .models import ConversationMonth, UsageRollup
 
 TOP_CONVERSATIONS = 10
 
@@ -132,16 +134,40 @@ class TopConversation:
     deleted: bool
 
 
+def _full_months(start: date, end: date) -> tuple[date, date]:
+    """Return the first day of the first whole month in the range and the last day of the
+    last one (the first after the second when the range holds no whole month)."""
+    first = start if start.day == 1 else (start.replace(day=28) + timedelta(days=4)).replace(day=1)
+    after = end + timedelta(days=1)
+    last = end if after.day == 1 else end.replace(day=1) - timedelta(days=1)
+    return first, last
+
+
+# Whole months from the monthly table, the days around them from the rollup.
+_TOP_SQL = f"""
+SELECT conversation_id, user_id, SUM(tokens) AS tokens, SUM(replies) AS replies FROM (
+  SELECT conversation_id, user_id, input_tokens + output_tokens AS tokens, replies
+  FROM {ConversationMonth._meta.db_table} WHERE month >= %s AND month <= %s
+  UNION ALL
+  SELECT conversation_id, user_id, input_tokens + output_tokens, replies
+  FROM {UsageRollup._meta.db_table}
+  WHERE day >= %s AND day <= %s AND (day < %s OR day > %s)
+) rows
+GROUP BY conversation_id, user_id ORDER BY tokens DESC, conversation_id LIMIT %s
+"""
+
+
 def top_conversations(
     *, start: date, end: date, limit: int = TOP_CONVERSATIONS
 ) -> list[TopConversation]:
     """Return the conversations that used the most tokens in the range (deleted ones too)."""
-    rows = list(
-        _rows(start, end)
-        .values("conversation_id", "user_id")
-        .annotate(tokens=Sum(F("input_tokens") + F("output_tokens")), replies=Sum("replies"))
-        .order_by("-tokens", "conversation_id")[:limit]
-    )
+    first, last = _full_months(start, end)
+    with connection.cursor() as cursor:
+        cursor.execute(_TOP_SQL, [first, last, start, end, first, last, limit])
+        rows = [
+            {"conversation_id": UUID(str(c)), "user_id": u, "tokens": t, "replies": n}
+            for c, u, t, n in cursor.fetchall()
+        ]
     # Read by name: the rollup sits below conversations/, which records into it.
     conversation = apps.get_model("conversations", "Conversation")
     titles = dict(

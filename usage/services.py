@@ -19,7 +19,7 @@ from django.utils.translation import gettext as _
 from core.errors import BudgetExceeded
 
 from .budgets import budget_state
-from .models import UsageRollup
+from .models import ConversationMonth, UsageRollup
 
 _TABLE = UsageRollup._meta.db_table
 _UPSERT = f"""
@@ -29,6 +29,15 @@ ON CONFLICT (day, user_id, model, conversation_id) DO UPDATE SET
   input_tokens = {_TABLE}.input_tokens + EXCLUDED.input_tokens,
   output_tokens = {_TABLE}.output_tokens + EXCLUDED.output_tokens,
   replies = {_TABLE}.replies + 1
+"""
+_MONTHS = ConversationMonth._meta.db_table
+_UPSERT_MONTH = f"""
+INSERT INTO {_MONTHS} (month, user_id, conversation_id, input_tokens, output_tokens, replies)
+VALUES (%s, %s, %s, %s, %s, 1)
+ON CONFLICT (month, user_id, conversation_id) DO UPDATE SET
+  input_tokens = {_MONTHS}.input_tokens + EXCLUDED.input_tokens,
+  output_tokens = {_MONTHS}.output_tokens + EXCLUDED.output_tokens,
+  replies = {_MONTHS}.replies + 1
 """
 
 
@@ -56,6 +65,10 @@ def record_reply(
         cursor.execute(
             _UPSERT,
             [day, user_id, model or "", conversation_id, input_tokens, output_tokens],
+        )
+        cursor.execute(
+            _UPSERT_MONTH,
+            [day.replace(day=1), user_id, conversation_id, input_tokens, output_tokens],
         )
 
 

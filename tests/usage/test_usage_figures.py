@@ -22,7 +22,7 @@ from tests.agent.helpers import is_summarizer_request, memory_responder
 from tests.support.openai_replies import Reply, forced_tool, message_texts
 from tests.support.turns import ask
 from usage.backfill import backfill
-from usage.models import UsageRollup
+from usage.models import ConversationMonth, UsageRollup
 
 from .conftest import api_for
 
@@ -161,11 +161,15 @@ async def test_the_backfill_rebuilds_the_same_rollup_from_the_stored_replies(mod
         fields += ("replies",)
         with rls.maintenance():
             live = sorted(UsageRollup.objects.values_list(*fields))
+            months = sorted(ConversationMonth.objects.values_list("month", *fields[3:]))
             UsageRollup.objects.all().delete()
+            ConversationMonth.objects.all().delete()
             with connection.cursor() as cursor:
                 backfill(cursor)
-            return live, sorted(UsageRollup.objects.values_list(*fields))
+            rebuilt = sorted(UsageRollup.objects.values_list(*fields))
+            again = sorted(ConversationMonth.objects.values_list("month", *fields[3:]))
+            return live + months, rebuilt + again
 
     live, rebuilt = await rebuild()
-    assert live == rebuilt and live[0][-1] == 2
+    assert live == rebuilt and live[0][-1] == 2 and len(live) == 2  # a day row, a month row
     assert live[0][0] == timezone.now().date()

@@ -11,7 +11,7 @@ def backfill_and_protect(apps, schema_editor):
     """Roll up the replies stored so far, then put both tables under RLS."""
     if schema_editor.connection.vendor != "postgresql":  # SQLite has no RLS; no backfill
         return
-    from usage.backfill import backfill
+    from usage.backfill import backfill_rollup
 
     with schema_editor.connection.cursor() as cursor:
         cursor.execute(
@@ -23,7 +23,7 @@ def backfill_and_protect(apps, schema_editor):
                 f"GRANT SELECT, INSERT, UPDATE ON usage_usagerollup TO {rls.MAINTENANCE_ROLE}"
             )
             cursor.execute(f"SET LOCAL ROLE {rls.MAINTENANCE_ROLE}")
-        backfill(cursor)
+        backfill_rollup(cursor)
         cursor.execute("RESET ROLE")
         for table in TABLES:
             for sql in rls_policies.protect(table):
