@@ -44,6 +44,17 @@ class TcpProxy:
                 sock.shutdown(socket.SHUT_RDWR)
             sock.close()
 
+    def upstream_ports(self) -> set[int]:
+        """Return the local ports of the open connections to the target (as it sees them)."""
+        with self._lock:
+            sockets = list(self._sockets)
+        ports = set()
+        for sock in sockets:
+            with contextlib.suppress(OSError):
+                if sock.getpeername()[:2] == self.target:
+                    ports.add(sock.getsockname()[1])
+        return ports
+
     def _accept(self, listener: socket.socket) -> None:
         while True:
             try:

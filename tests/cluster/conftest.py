@@ -1,0 +1,181 @@
+"""A cluster as deployed: three Daphne processes behind HAProxy running deploy/haproxy.cfg.
+
+Each process reaches PostgreSQL through a TCP proxy of its own, so a test can take the
+database away from all of them (and count, per process, the connections PostgreSQL
+sees); Redis is the test's. The model is the fake OpenAI server: a message containing
+"slowly" gets a reply of several seconds, any other a short one.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import pytest
+from django.conf import settings
+
+from tests.conftest import require_service, uses_postgres
+from tests.support.daphne import database_url, free_port, start_daphnes, stop, wait_for_port
+from tests.support.fake_openai import FakeOpenAI
+from tests.support.openai_replies import Reply, default_responder, forced_tool, message_texts
+from tests.support.tcp_proxy import TcpProxy
+
+CONFIG = Path(settings.BASE_DIR) / "deploy" / "haproxy.cfg"
+NAMES = ("a", "b", "c")
+SHIPPED_PORTS = {"a": 8001, "b": 8002, "c": 8003}
+SHIPPED_FRONT = "bind 127.0.0.1:8000"
+# The watchdog's window, shortened so a dead process's reply is finished within seconds.
+STALE_SECONDS = 2.0
+HEARTBEAT_SECONDS = 0.5
+LONG_REPLY = " ".join(f"word{i}" for i in range(400))  # ~2,700 characters
+SLOW_CHARS_PER_SECOND = 300  # ~9 s: long enough to kill its process in the middle
+
+
+def _responder(body):
+    if forced_tool(body) is not None:
+        return default_responder(body)
+    if "slowly" in (message_texts(body, "user") or [""])[-1]:
+        return Reply(text=LONG_REPLY, chars_per_second=SLOW_CHARS_PER_SECOND, chunk_chars=6)
+    return Reply(text="A short answer, streamed in a few chunks.", chunk_chars=8)
+
+
+def haproxy_binary() -> str | None:
+    return shutil.which("haproxy") or (
+        "/usr/sbin/haproxy" if os.path.exists("/usr/sbin/haproxy") else None
+    )
+
+
+def render_config(front_port: int, ports: dict[str, int]) -> str:
+    """Return deploy/haproxy.cfg with its listening port and its servers' ports replaced."""
+    text = CONFIG.read_text()
+    assert text.count(SHIPPED_FRONT) == 1, "the shipped config's bind line changed"
+    text = text.replace(SHIPPED_FRONT, f"bind 127.0.0.1:{front_port}")
+    for name, shipped in SHIPPED_PORTS.items():
+        pattern = rf"127\.0\.0\.1:{shipped}\b"
+        assert len(re.findall(pattern, text)) == 2, f"server {name}: a line and its backup"
+        text = re.sub(pattern, f"127.0.0.1:{ports[name]}", text)
+    return text
+
+
+@dataclass
+class Node:
+    name: str
+    proc: subprocess.Popen
+    port: int
+    database: TcpProxy
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+
+@dataclass
+class Cluster:
+    url: str  # HAProxy's front
+    nodes: list[Node]
+    model: FakeOpenAI
+    haproxy_log: Path
+    logs: Path
+    killed: list[str] = field(default_factory=list)
+
+    def node_of(self, process_id: str) -> Node:
+        """Return the node whose PROCESS_ID (host-pid-random) is `process_id`."""
+        pid = int(process_id.rsplit("-", 2)[1])
+        return next(n for n in self.nodes if n.proc.pid == pid)
+
+    def alive(self) -> list[Node]:
+        return [n for n in self.nodes if n.alive]
+
+
+def _start_haproxy(tmp_path: Path, ports: dict[str, int]) -> tuple[subprocess.Popen, int, Path]:
+    front = free_port()
+    config = tmp_path / "haproxy.cfg"
+    config.write_text(render_config(front, ports))
+    log = tmp_path / "haproxy.log"
+    binary = haproxy_binary()
+    assert binary is not None
+    check = subprocess.run([binary, "-c", "-f", str(config)], capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout + check.stderr
+    with open(log, "w") as out:
+        proc = subprocess.Popen([binary, "-db", "-f", str(config)], stdout=out, stderr=out)
+    wait_for_port(front, proc, timeout=10)
+    return proc, front, log
+
+
+def _wait_healthy(url: str, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{url}/healthz", timeout=5).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise TimeoutError("the cluster did not answer /healthz through HAProxy")
+
+
+@pytest.fixture(scope="session")
+def cluster(django_db_setup, django_db_blocker, tmp_path_factory):
+    """Three Daphne processes (production settings) behind HAProxy; torn down at the end."""
+    require_service(uses_postgres(), "PostgreSQL (set DATABASE_URL)")
+    require_service(bool(settings.REDIS_URL), "Redis (set REDIS_URL)")
+    require_service(haproxy_binary() is not None, "HAProxy (apt-get install haproxy)")
+    tmp_path = tmp_path_factory.mktemp("cluster")
+    with django_db_blocker.unblock():
+        direct = database_url()
+    db = settings.DATABASES["default"]
+    host_port = direct.split("@", 1)[1].split("/", 1)[0]
+    model = FakeOpenAI(_responder).start()
+    target = (db["HOST"] or "127.0.0.1", int(db["PORT"] or 5432))
+    proxies = {name: TcpProxy(target).start() for name in NAMES}
+    procs, ports = {}, {}
+
+    def spawn(name: str) -> None:  # the three start side by side, each on its own proxy
+        (tmp_path / name).mkdir()
+        url = direct.replace(host_port, f"127.0.0.1:{proxies[name].port}")
+        procs[name], [ports[name]] = _spawn(tmp_path / name, model, url)
+
+    try:
+        with ThreadPoolExecutor(len(NAMES)) as pool:
+            for future in [pool.submit(spawn, name) for name in NAMES]:
+                future.result()
+        haproxy, front, haproxy_log = _start_haproxy(tmp_path, ports)
+    except BaseException:
+        stop(list(procs.values()))
+        model.stop()
+        for proxy in proxies.values():
+            proxy.stop()
+        raise
+    nodes = [Node(n, procs[n], ports[n], proxies[n]) for n in NAMES]
+    url = f"http://127.0.0.1:{front}"
+    try:
+        _wait_healthy(url)
+        yield Cluster(url, nodes, model, haproxy_log, tmp_path)
+    finally:
+        stop([haproxy, *procs.values()])
+        model.stop()
+        for proxy in proxies.values():
+            proxy.stop()
+
+
+def _spawn(var: Path, model: FakeOpenAI, url: str) -> tuple[subprocess.Popen, list[int]]:
+    procs, ports = start_daphnes(
+        var,
+        model.base_url,
+        settings.REDIS_URL,
+        count=1,
+        DATABASE_URL=url,
+        CHECKPOINT_URL=url,
+        DJANGO_DEBUG="0",
+        DJANGO_SECURE_SSL_REDIRECT="0",
+        CHAT_RUN_STALE_SECONDS=str(STALE_SECONDS),
+        CHAT_RUN_HEARTBEAT_SECONDS=str(HEARTBEAT_SECONDS),
+    )
+    return procs[0], ports
