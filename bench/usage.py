@@ -252,7 +252,13 @@ def run(url: str) -> dict[str, object]:
             Budget.objects.create(group=group, monthly_tokens=tokens)
     rollup = backfill_and_record(rng, users)
     queries = measure(users, rng)
-    worst = max(p95s(queries))
+    # The target is per query; `staff_page` (all of the page's queries in a row) is shown
+    # beside it, not counted.
+    singles = {
+        name: value if "p95_ms" in value else {k: v for k, v in value.items() if k != "staff_page"}
+        for name, value in queries.items()
+    }
+    worst = max(p95s(singles))
     return {
         "bench": "usage",
         **built,

@@ -79,24 +79,32 @@ def _totals(key: str, row: dict[str, Any], user_id: int | None = None) -> Totals
 
 
 def _report(rows: QuerySet[UsageRollup], start: date, end: date, group: str) -> Report:
-    """Group `rows` by day, model or user, largest first (days in order)."""
-    column = {"day": "day", "model": "model", "user": "user_id"}[group]
-    grouped = rows.values(column).annotate(**_SUMS)
+    """Group `rows` by day or model (largest first; days in order)."""
+    grouped = rows.values(group).annotate(**_SUMS)
     if group == "day":
         items = [_totals(r["day"].isoformat(), r) for r in grouped.order_by("day")]
     else:
-        ordered = grouped.order_by(-(F("input_tokens") + F("output_tokens")), column)
-        if group == "user":
-            names = _usernames([r["user_id"] for r in ordered])
-            items = [_totals(names.get(r["user_id"], "?"), r, r["user_id"]) for r in ordered]
-        else:
-            items = [_totals(r["model"], r) for r in ordered]
-    total = Totals("total")
-    for item in items:
+        ordered = grouped.order_by(-(F("input_tokens") + F("output_tokens")), "model")
+        items = [_totals(r["model"], r) for r in ordered]
+    return _with_total(Report(start, end, group, items))
+
+
+def _by_user(start: date, end: date) -> Report:
+    """Group every user's rows by user, largest first (whole months read monthly rows)."""
+    rows = _monthly_sums("user_id", start, end)
+    rows.sort(key=lambda r: (-(r["input_tokens"] + r["output_tokens"]), r["user_id"]))
+    names = _usernames([r["user_id"] for r in rows])
+    items = [_totals(names.get(r["user_id"], "?"), r, r["user_id"]) for r in rows]
+    return _with_total(Report(start, end, "user", items))
+
+
+def _with_total(report: Report) -> Report:
+    total = report.total
+    for item in report.items:
         total.input_tokens += item.input_tokens
         total.output_tokens += item.output_tokens
         total.replies += item.replies
-    return Report(start, end, group, items, total)
+    return report
 
 
 def _usernames(user_ids: list[Any]) -> dict[Any, str]:
@@ -111,6 +119,8 @@ def user_usage(*, user_id: Any, start: date, end: date, group: str) -> Report:
 
 def staff_usage(*, start: date, end: date, group: str) -> Report:
     """Return every user's tokens from `start` to `end`, by user, model or day."""
+    if group == "user":
+        return _by_user(start, end)
     return _report(_rows(start, end), start, end, group)
 
 
@@ -144,30 +154,47 @@ def _full_months(start: date, end: date) -> tuple[date, date]:
 
 
 # Whole months from the monthly table, the days around them from the rollup.
-_TOP_SQL = f"""
-SELECT conversation_id, user_id, SUM(tokens) AS tokens, SUM(replies) AS replies FROM (
-  SELECT conversation_id, user_id, input_tokens + output_tokens AS tokens, replies
+_MONTHLY_SQL = f"""
+SELECT {{keys}}, SUM(input_tokens), SUM(output_tokens), SUM(replies) FROM (
+  SELECT {{keys}}, input_tokens, output_tokens, replies
   FROM {ConversationMonth._meta.db_table} WHERE month >= %s AND month <= %s
   UNION ALL
-  SELECT conversation_id, user_id, input_tokens + output_tokens, replies
-  FROM {UsageRollup._meta.db_table}
-  WHERE day >= %s AND day <= %s AND (day < %s OR day > %s)
+  SELECT {{keys}}, input_tokens, output_tokens, replies
+  FROM {UsageRollup._meta.db_table} WHERE day >= %s AND day <= %s AND (day < %s OR day > %s)
 ) rows
-GROUP BY conversation_id, user_id ORDER BY tokens DESC, conversation_id LIMIT %s
+GROUP BY {{keys}} {{tail}}
 """
+
+
+def _monthly_sums(
+    keys: str, start: date, end: date, *, tail: str = "", params: tuple = ()
+) -> list[dict[str, Any]]:
+    """Sum tokens and replies by `keys` (columns both tables have) from `start` to `end`."""
+    first, last = _full_months(start, end)
+    names = [k.strip() for k in keys.split(",")]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _MONTHLY_SQL.format(keys=keys, tail=tail),
+            [first, last, start, end, first, last, *params],
+        )
+        columns = [*names, "input_tokens", "output_tokens", "replies"]
+        return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
 
 
 def top_conversations(
     *, start: date, end: date, limit: int = TOP_CONVERSATIONS
 ) -> list[TopConversation]:
     """Return the conversations that used the most tokens in the range (deleted ones too)."""
-    first, last = _full_months(start, end)
-    with connection.cursor() as cursor:
-        cursor.execute(_TOP_SQL, [first, last, start, end, first, last, limit])
-        rows = [
-            {"conversation_id": UUID(str(c)), "user_id": u, "tokens": t, "replies": n}
-            for c, u, t, n in cursor.fetchall()
-        ]
+    rows = _monthly_sums(
+        "conversation_id, user_id",
+        start,
+        end,
+        tail="ORDER BY SUM(input_tokens + output_tokens) DESC, conversation_id LIMIT %s",
+        params=(limit,),
+    )
+    for row in rows:  # SQLite answers text
+        row["conversation_id"] = UUID(str(row["conversation_id"]))
+        row["tokens"] = int(row["input_tokens"] or 0) + int(row["output_tokens"] or 0)
     # Read by name: the rollup sits below conversations/, which records into it.
     conversation = apps.get_model("conversations", "Conversation")
     titles = dict(
