@@ -66,6 +66,8 @@ MIDDLEWARE = [
     # (core/unavailable.py).
     "core.unavailable.UnavailableMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # A NUL in the address or query string: 400, before any view reads it.
+    "core.storable_query.StorableQueryMiddleware",
     "servestatic.middleware.ServeStaticMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",

@@ -28,7 +28,7 @@ from presets import selectors as preset_selectors
 from toolbox import catalog
 from toolbox.servers import list_servers
 
-from . import branches, exports, selectors, shares
+from . import branches, exports, feedback, selectors, shares
 from .api.conversations import export_response, start_conversation
 from .api.schemas import ConversationCreateIn
 from .list_page import FILTER_KEYS
@@ -187,6 +187,8 @@ def detail(request: HttpRequest, conversation_id: Any) -> HttpResponse:
             "projects": selectors.list_projects(user=request.user),
             **_model_choices(),
             "instructions_max_chars": INSTRUCTIONS_MAX_CHARS,
+            "comment_max_chars": feedback.COMMENT_MAX_LENGTH,
+            "report_max_chars": feedback.REASON_MAX_LENGTH,
             "message_max_chars": settings.MESSAGE_MAX_CHARS,
             "tool_menu": _tool_menu(conversation, request.user, preset),
             "preset": preset,

@@ -20,9 +20,10 @@ class PresetAdmin(admin.ModelAdmin):
     list_filter = ("shared", "knowledge_scope")
     search_fields = ("name", "owner__username")
     list_select_related = ("owner",)
-    # Shared only through the actions, which keep the rules (and the audit log).
-    readonly_fields = ("id", "owner", "shared", "created_at", "updated_at")
-    fields = (
+    # Read-only here: a preset's words are its owner's (they change it on the presets page
+    # or the API, where its rules are checked); staff share, withdraw or delete it, through
+    # the actions, which keep the rules and write the audit log.
+    fields = readonly_fields = (
         "id",
         "owner",
         "name",
@@ -60,11 +61,11 @@ class PresetAdmin(admin.ModelAdmin):
             )
         queryset.delete()
 
-    @admin.action(description=_("Share the selected presets with everyone"))
+    @admin.action(description=_("Share the selected presets with everyone"), permissions=["change"])
     def publish(self, request: HttpRequest, queryset: QuerySet[Preset]) -> None:
         self._share(request, queryset, shared=True)
 
-    @admin.action(description=_("Stop sharing the selected presets"))
+    @admin.action(description=_("Stop sharing the selected presets"), permissions=["change"])
     def withdraw(self, request: HttpRequest, queryset: QuerySet[Preset]) -> None:
         self._share(request, queryset, shared=False)
 

@@ -120,7 +120,8 @@ class PresetForm(forms.Form):
             for error in exc.errors():
                 field = str(error["loc"][0]) if error["loc"] else None
                 field = {"knowledge": "knowledge_scope"}.get(field, field)
-                self.add_error(field if field in self.fields else None, error["msg"])
+                message = error["msg"].removeprefix("Value error, ")
+                self.add_error(field if field in self.fields else None, message)
             return None
 
 

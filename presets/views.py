@@ -20,6 +20,7 @@ from toolbox.servers import list_servers
 from . import selectors, services
 from .forms import PresetForm, initial_of
 from .models import Preset
+from .schemas import PresetIn, PresetOut
 
 
 def presets(request: HttpRequest) -> HttpResponse:
@@ -31,7 +32,7 @@ def presets(request: HttpRequest) -> HttpResponse:
 def edit(request: HttpRequest, preset_id: Any = None) -> HttpResponse:
     """Create a preset (no id) or change the user's own one."""
     preset = _own(request, preset_id) if preset_id is not None else None
-    form = _form(request, initial=initial_of(preset) if preset else None)
+    form = _form(request, preset)
     status = 200
     if request.method == "POST":
         status = 400
@@ -41,11 +42,11 @@ def edit(request: HttpRequest, preset_id: Any = None) -> HttpResponse:
                 if preset is None:
                     preset = services.create_preset(user=request.user, data=data)
                 else:
-                    changes = data.model_dump()
+                    changes = _changes(preset, data, request.user)
                     if "tools" not in form.fields:  # nothing on offer: keep what it had
-                        changes.pop("tools")
+                        changes.pop("tools", None)
                     if "shared" not in form.fields:
-                        changes.pop("shared")
+                        changes.pop("shared", None)
                     services.update_preset(user=request.user, preset_id=preset.pk, changes=changes)
             except ServiceError as exc:
                 form.add_error(None, exc.message)
@@ -74,15 +75,25 @@ def _own(request: HttpRequest, preset_id: Any) -> Preset:
         raise Http404(exc.message) from None
 
 
-def _form(request: HttpRequest, initial: dict[str, Any] | None) -> PresetForm:
+def _changes(preset: Preset, data: PresetIn, user: Any) -> dict[str, Any]:
+    """The fields the form changed: one left as it was is not judged again (a model no
+    longer on offer stays the preset's until its owner picks another)."""
+    current = PresetOut.of(preset, user_id=user.pk).model_dump()
+    return {k: v for k, v in data.model_dump().items() if v != current.get(k)}
+
+
+def _form(request: HttpRequest, preset: Preset | None) -> PresetForm:
     tools = [
         (t.id, f"{t.name} ({t.server})" if t.server else t.name)
         for t in catalog.available(list_servers())
     ]
+    models = [(m.id, m.label) for m in list_models()]
+    if preset is not None and preset.model and preset.model not in dict(models):
+        models.append((preset.model, _("%(model)s (no longer offered)") % {"model": preset.model}))
     return PresetForm(
         request.POST or None,
-        initial=initial,
-        models=[(m.id, m.label) for m in list_models()],
+        initial=initial_of(preset) if preset else None,
+        models=models,
         tools=tools,
         projects=[(str(p.pk), p.name) for p in request.user.projects.all()],
         documents=[(str(d.pk), d.title) for d in list_documents(user=request.user)[:200]],

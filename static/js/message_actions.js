@@ -11,10 +11,12 @@ import { _ } from "./i18n.js";
 export function initMessageActions(conversationId, { isRunning, startAction, sendAsk, send, reloadBranch }) {
   const list = document.getElementById("messages");
 
-  function askComment(title) {
+  // `limit`: the dialog's data attribute naming the longest text the server takes.
+  function askComment(title, limit = "commentMax") {
     const dialog = document.getElementById("comment-dialog");
     dialog.querySelector("#comment-title").textContent = title;
     const area = dialog.querySelector("#comment-input");
+    area.maxLength = Number(dialog.dataset[limit]) || 500;
     area.value = "";
     dialog.returnValue = "";
     dialog.showModal();
@@ -32,7 +34,7 @@ export function initMessageActions(conversationId, { isRunning, startAction, sen
     up: (li, button) => rate(li, button, "up"),
     down: (li, button) => rate(li, button, "down"),
     async report(li) {
-      const reason = await askComment(_("Report this message"));
+      const reason = await askComment(_("Report this message"), "reportMax");
       if (reason === null) return;
       await api("POST", `/messages/${li.dataset.id}/report`, { reason });
       toast(_("Thank you. The message was reported."));

@@ -218,3 +218,44 @@ def test_staff_share_and_withdraw_presets_in_the_admin_and_it_is_audited(make_us
         ("preset.published", "moderator", str(tutor.pk)),
         ("preset.unpublished", "moderator", str(tutor.pk)),
     ]
+
+
+def test_editing_a_preset_on_its_page_keeps_a_model_no_longer_offered(client, alice, settings):
+    settings.OPENAI_API_KEY = "test-key"
+    settings.CHAT_MODEL = "m1"
+    settings.CHAT_MODELS = "m1,m2"
+    preset = Preset.objects.create(owner=alice, name="Tutor", model="m2")
+    settings.CHAT_MODELS = "m1"  # m2 taken off the menu since
+    client.force_login(alice)
+    page = client.get(f"/presets/{preset.pk}/edit/").content.decode()
+    assert 'value="m2" selected' in page and "no longer offered" in page
+    form = {"name": "Tutor, renamed", "model": "m2", "knowledge_scope": "all"}
+    assert client.post(f"/presets/{preset.pk}/edit/", form).status_code == 302
+    preset.refresh_from_db()
+    assert (preset.name, preset.model) == ("Tutor, renamed", "m2")
+    # Choosing it again is judged: an unknown model is refused and nothing changes.
+    refused = client.post(
+        f"/presets/{preset.pk}/edit/", {"name": "Other", "model": "m3", "knowledge_scope": "all"}
+    )
+    assert refused.status_code == 400
+    preset.refresh_from_db()
+    assert preset.name == "Tutor, renamed"
+
+
+def test_the_admin_cannot_rewrite_a_preset_around_its_rules(make_user, bob):
+    from django.test import Client
+
+    staff = Client()
+    staff.force_login(make_user("moderator", is_staff=True, is_superuser=True))
+    preset = Preset.objects.create(owner=bob, name="Shared", shared=True)
+    staff.post(
+        f"/admin/presets/preset/{preset.pk}/change/",
+        {"name": "X", "tools": "5", "starters": '[1, {"x": null}]', "temperature": "99"},
+    )
+    preset.refresh_from_db()
+    assert (preset.name, preset.tools, preset.starters, preset.temperature) == (
+        "Shared",
+        None,
+        [],
+        None,
+    )
