@@ -12,6 +12,8 @@ is why the app runs as `chat_app`), and:
 
 from __future__ import annotations
 
+from typing import Any
+
 from .rls import APP_ROLE, MAINTENANCE_ROLE, SHARE_ROLE
 
 USER_ID = "NULLIF(current_setting('app.user_id', true), '')::bigint"
@@ -131,6 +133,23 @@ def protect(table: str) -> list[str]:
             f" USING ({SHARED[table]})"
         )
     return sql
+
+
+def protect_table(table: str) -> Any:
+    """Return the migration operation that puts `table` under RLS (`protect`), and takes it
+    out again when unapplied; nothing on SQLite, which has no RLS."""
+    from django.db import migrations
+
+    def run(statements: list[str], schema_editor: Any) -> None:
+        if schema_editor.connection.vendor == "postgresql":
+            with schema_editor.connection.cursor() as cursor:
+                for sql in statements:
+                    cursor.execute(sql)
+
+    return migrations.RunPython(
+        lambda apps, schema_editor: run(protect(table), schema_editor),
+        lambda apps, schema_editor: run(unprotect(table), schema_editor),
+    )
 
 
 def unprotect(table: str) -> list[str]:

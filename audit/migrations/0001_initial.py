@@ -7,19 +7,6 @@ from core import rls_policies
 TABLE = "audit_auditentry"
 
 
-def protect(apps, schema_editor):
-    if schema_editor.connection.vendor == "postgresql":  # SQLite has no RLS
-        with schema_editor.connection.cursor() as cursor:
-            for sql in rls_policies.protect(TABLE):
-                cursor.execute(sql)
-
-
-def unprotect(apps, schema_editor):
-    if schema_editor.connection.vendor == "postgresql":
-        with schema_editor.connection.cursor() as cursor:
-            for sql in rls_policies.unprotect(TABLE):
-                cursor.execute(sql)
-
 
 class Migration(migrations.Migration):
     initial = True
@@ -90,5 +77,5 @@ class Migration(migrations.Migration):
                 ],
             },
         ),
-        migrations.RunPython(protect, unprotect),
+        rls_policies.protect_table(TABLE),
     ]

@@ -10,19 +10,6 @@ from core import rls_policies
 TABLE = "presets_preset"
 
 
-def protect(apps, schema_editor):
-    if schema_editor.connection.vendor == "postgresql":  # SQLite has no RLS
-        with schema_editor.connection.cursor() as cursor:
-            for sql in rls_policies.protect(TABLE):
-                cursor.execute(sql)
-
-
-def unprotect(apps, schema_editor):
-    if schema_editor.connection.vendor == "postgresql":
-        with schema_editor.connection.cursor() as cursor:
-            for sql in rls_policies.unprotect(TABLE):
-                cursor.execute(sql)
-
 
 class Migration(migrations.Migration):
 
@@ -57,5 +44,5 @@ class Migration(migrations.Migration):
                 'indexes': [models.Index(fields=['owner', 'name'], name='preset_owner_name'), models.Index(condition=models.Q(('shared', True)), fields=['name'], name='preset_shared_name')],
             },
         ),
-        migrations.RunPython(protect, unprotect),
+        rls_policies.protect_table(TABLE),
     ]
