@@ -75,6 +75,25 @@ DELETE FROM writes WHERE thread_id = ? AND checkpoint_id NOT IN (
 )"""
 
 
+class _Sweeper:
+    """A pool's connection check that, on finding one connection dead, checks every idle
+    one at once. After an outage all of them are dead, and psycopg_pool waits 1, 2, 4 s…
+    between failed checks: ten dead connections outlast POOL_TIMEOUT_SECONDS, and the
+    first reply after PostgreSQL came back would fail."""
+
+    def __init__(self) -> None:
+        self.pool: AsyncConnectionPool | None = None
+        self._sweeping: asyncio.Task[None] | None = None
+
+    async def check(self, conn: psycopg.AsyncConnection) -> None:
+        try:
+            await AsyncConnectionPool.check_connection(conn)
+        except Exception:
+            if self.pool is not None and (self._sweeping is None or self._sweeping.done()):
+                self._sweeping = asyncio.get_running_loop().create_task(self.pool.check())
+            raise
+
+
 class PooledPostgresSaver(AsyncPostgresSaver):
     """An AsyncPostgresSaver whose operations run side by side on its pool's connections.
 
@@ -119,14 +138,15 @@ async def open_checkpointer(database_url: str) -> BaseCheckpointSaver:
     process and loop (`get_checkpointer`) or close it when done.
     """
     if is_postgres_url(database_url):
-        pool = AsyncConnectionPool(
+        sweeper = _Sweeper()
+        pool = sweeper.pool = AsyncConnectionPool(
             database_url,
             open=False,
             min_size=POOL_MIN_SIZE,
             max_size=POOL_MAX_SIZE,
             timeout=POOL_TIMEOUT_SECONDS,
             reconnect_timeout=RECONNECT_TIMEOUT_SECONDS,
-            check=AsyncConnectionPool.check_connection,
+            check=sweeper.check,
             kwargs={
                 "autocommit": True,
                 "prepare_threshold": 0,

@@ -3,9 +3,10 @@ fork, told about a reply cut off by a crash, read back, deleted with the convers
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
-from asgiref.sync import async_to_sync
+from asgiref.sync import AsyncToSync, async_to_sync
 from django.conf import settings
 
 from agent import checkpoint, threads
@@ -101,7 +102,12 @@ _acurrent_message = db_async(_current_message)
 
 async def adelete_agent_thread(conversation_id: Any) -> None:
     """Drop the agent's checkpointed thread of a deleted conversation."""
-    # A short-lived saver: this may run on a loop made just for it (from sync code).
+    if asyncio.get_running_loop() not in AsyncToSync.loop_thread_executors:
+        # The server's loop (a request's `async_to_sync` runs here too): its own saver, so
+        # fifty deletes at once stay within the pool's POOL_MAX_SIZE connections.
+        await threads.delete_thread(await aget_checkpointer(), str(conversation_id))
+        return
+    # A loop made just for this call (sync code with no server loop): a short-lived saver.
     saver = await checkpoint.open_checkpointer(settings.CHECKPOINT_URL)
     try:
         await threads.delete_thread(saver, str(conversation_id))
