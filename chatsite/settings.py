@@ -162,6 +162,9 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- redis: channel layer, cache, rate limits -------------------------------
 REDIS_URL = os.environ.get("REDIS_URL") or None
+# The most connections the app's own Redis client holds per process (progress, rate limits,
+# presence); past it a command waits for a free one. README: "Connection budget".
+REDIS_MAX_CONNECTIONS = int(os.environ.get("REDIS_MAX_CONNECTIONS", 100))
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
@@ -176,6 +179,7 @@ if REDIS_URL:
                         "socket_timeout": None,
                         "max_connections": 1000,
                         "connection_class": redis_connection_class(REDIS_URL),
+                        "client_name": "chat-layer",  # as CLIENT LIST names it
                     }
                 ],
             },

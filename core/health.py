@@ -13,6 +13,8 @@ from django.views.decorators.http import require_safe
 from .outages import DATABASE, REDIS, outage_of
 
 REDIS_TIMEOUT_SECONDS = 2.0
+# Checks at once wait for one of these connections (README: "Connection budget").
+REDIS_CONNECTIONS = 2
 _redis_clients: dict[str, object] = {}
 
 
@@ -37,9 +39,15 @@ def redis_status() -> str:
 
     client = _redis_clients.get(url)
     if client is None:
-        client = _redis_clients[url] = redis.Redis.from_url(
-            url, socket_connect_timeout=REDIS_TIMEOUT_SECONDS, socket_timeout=REDIS_TIMEOUT_SECONDS
+        pool = redis.BlockingConnectionPool.from_url(
+            url,
+            max_connections=REDIS_CONNECTIONS,
+            timeout=REDIS_TIMEOUT_SECONDS,
+            socket_connect_timeout=REDIS_TIMEOUT_SECONDS,
+            socket_timeout=REDIS_TIMEOUT_SECONDS,
+            client_name="chat-health",
         )
+        client = _redis_clients[url] = redis.Redis.from_pool(pool)
     try:
         client.ping()  # type: ignore[attr-defined]
     except redis.RedisError as exc:

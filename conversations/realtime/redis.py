@@ -10,6 +10,9 @@ from django.conf import settings
 
 from core.outages import redis_connection_class
 
+CLIENT_NAME = "chat-app"  # as CLIENT LIST names its connections
+POOL_WAIT_SECONDS = 5.0  # for a free connection, at most; then the command fails
+
 # A client's connections belong to the loop that opened them (tests run one loop each).
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, aioredis.Redis] = (
     weakref.WeakKeyDictionary()
@@ -25,15 +28,18 @@ def get_redis() -> aioredis.Redis | None:
     client = _clients.get(loop)
     if client is None:
         # No socket timeout: an idle connection is not an error (channels_redis#422).
-        # Its connections report an outage and its end (core/outages.py).
-        client = aioredis.Redis.from_url(
+        # Its connections report an outage and its end (core/outages.py). At most
+        # REDIS_MAX_CONNECTIONS: past it a command waits for a free connection.
+        pool = aioredis.BlockingConnectionPool.from_url(
             url,
+            max_connections=settings.REDIS_MAX_CONNECTIONS,
+            timeout=POOL_WAIT_SECONDS,
             socket_timeout=None,
-            max_connections=1000,
             decode_responses=True,
             connection_class=redis_connection_class(url),
+            client_name=CLIENT_NAME,
         )
-        _clients[loop] = client
+        client = _clients[loop] = aioredis.Redis.from_pool(pool)
     return client
 
 
