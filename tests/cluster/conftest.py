@@ -34,6 +34,8 @@ SHIPPED_FRONT = "bind 127.0.0.1:8000"
 # The watchdog's window, shortened so a dead process's reply is finished within seconds.
 STALE_SECONDS = 2.0
 HEARTBEAT_SECONDS = 0.5
+# Below what fifty people at once would otherwise open (~45), so that the ceiling is reached.
+REDIS_MAX_CONNECTIONS = 20
 LONG_REPLY = " ".join(f"word{i}" for i in range(400))  # ~2,700 characters
 SLOW_CHARS_PER_SECOND = 300  # ~9 s: long enough to kill its process in the middle
 
@@ -177,5 +179,32 @@ def _spawn(var: Path, model: FakeOpenAI, url: str) -> tuple[subprocess.Popen, li
         DJANGO_SECURE_SSL_REDIRECT="0",
         CHAT_RUN_STALE_SECONDS=str(STALE_SECONDS),
         CHAT_RUN_HEARTBEAT_SECONDS=str(HEARTBEAT_SECONDS),
+        REDIS_MAX_CONNECTIONS=str(REDIS_MAX_CONNECTIONS),
     )
     return procs[0], ports
+
+
+def tcp_ports(pid: int, remote_port: int) -> set[int]:
+    """Return the local ports of process `pid`'s established TCP connections to `remote_port`."""
+    inodes = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            link = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:  # closed meanwhile
+            continue
+        if link.startswith("socket:["):
+            inodes.add(link[len("socket:[") : -1])
+    ports = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as rows:
+            for row in rows.readlines()[1:]:
+                fields = row.split()
+                local, remote, state, inode = fields[1], fields[2], fields[3], fields[9]
+                established = state == "01"
+                if inode in inodes and established and _port(remote) == remote_port:
+                    ports.add(_port(local))
+    return ports
+
+
+def _port(address: str) -> int:
+    return int(address.rsplit(":", 1)[1], 16)  # /proc/net/tcp: hex address:port
