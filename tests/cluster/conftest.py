@@ -123,9 +123,12 @@ def _wait_healthy(url: str, timeout: float = 30) -> None:
     raise TimeoutError("the cluster did not answer /healthz through HAProxy")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def cluster(django_db_setup, django_db_blocker, tmp_path_factory):
-    """Three Daphne processes (production settings) behind HAProxy; torn down at the end."""
+    """Three Daphne processes (production settings) behind HAProxy, for this folder's tests.
+
+    Stopped after them: their watchdogs would otherwise store other tests' runs (with old
+    heartbeats) as interrupted."""
     require_service(uses_postgres(), "PostgreSQL (set DATABASE_URL)")
     require_service(bool(settings.REDIS_URL), "Redis (set REDIS_URL)")
     require_service(haproxy_binary() is not None, "HAProxy (apt-get install haproxy)")

@@ -6,7 +6,7 @@ The sockets on the other processes must see the reply finish as `interrupted` wi
 stale window without doing anything; the sockets that were on the dead process reconnect
 through the proxy and `sync`, and must end with the same stored text — the live chunks
 contiguous by `index`, nothing missing, nothing twice. Then a new message through the
-proxy gets its reply. Run last: the killed process stays dead for the rest of the session.
+proxy gets its reply. Run last (files run in name order): the killed process stays dead.
 """
 
 from __future__ import annotations
