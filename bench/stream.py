@@ -78,6 +78,25 @@ def serve(cmd: list[str], port: int, env: dict[str, str], log: Path):
                 proc.kill()
 
 
+def app_env(llm_port: int) -> dict[str, str]:
+    """Return the environment of a bench Daphne process talking to the fake model."""
+    return {
+        **os.environ,
+        "DATABASE_URL": DATABASE_URL,
+        "REDIS_URL": REDIS_URL,
+        "OPENAI_API_KEY": "sk-bench",
+        "OPENAI_BASE_URL": f"http://127.0.0.1:{llm_port}/v1",
+        "CHAT_RATE_LIMIT": "100000/m",
+        # As in production: debug mode keeps every SQL query in memory and logs more.
+        "DJANGO_DEBUG": "0",
+        "DJANGO_SECURE_SSL_REDIRECT": "0",
+        "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "DJANGO_SECRET_KEY": os.environ.get("DJANGO_SECRET_KEY", "bench-" + "x" * 50),
+        "LOG_LEVEL": "WARNING",
+        "DB_POOL_SIZE": os.environ.get("DB_POOL_SIZE", "20"),
+    }
+
+
 def prepare_database(env: dict[str, str]) -> None:
     """Create the bench database if needed and migrate it."""
     import psycopg
@@ -272,21 +291,7 @@ def main() -> None:
     steady_chats = args.steady_users * args.steady_per
     logs = Path(os.environ.get("BENCH_LOG_DIR", "/tmp"))
     llm_port, app_port, relay_port = free_port(), free_port(), free_port()
-    env = {
-        **os.environ,
-        "DATABASE_URL": DATABASE_URL,
-        "REDIS_URL": REDIS_URL,
-        "OPENAI_API_KEY": "sk-bench",
-        "OPENAI_BASE_URL": f"http://127.0.0.1:{llm_port}/v1",
-        "CHAT_RATE_LIMIT": "100000/m",
-        # As in production: debug mode keeps every SQL query in memory and logs more.
-        "DJANGO_DEBUG": "0",
-        "DJANGO_SECURE_SSL_REDIRECT": "0",
-        "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
-        "DJANGO_SECRET_KEY": os.environ.get("DJANGO_SECRET_KEY", "bench-" + "x" * 50),
-        "LOG_LEVEL": "WARNING",
-        "DB_POOL_SIZE": os.environ.get("DB_POOL_SIZE", "20"),
-    }
+    env = app_env(llm_port)
     os.environ.update(env)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "chatsite.settings")
     prepare_database(env)

@@ -1,0 +1,199 @@
+"""The capacity curve of one Daphne process (issue 37); prints one JSON line per step.
+
+At each step N chats stream at once, each a fresh conversation with 300 tokens at 20
+tokens/s from the paced fake model (bench/stream_llm.py), through one Daphne process on
+PostgreSQL + Redis. Each step reports added latency (model emits → client receives) and
+time to first token, p50/p99, tokens lost, the server's CPU seconds and RSS, the bench
+client's and the fake model's CPU seconds (they share the machine), and the 1-minute load
+average before the step. A last line names the knee: the largest step of the passing run
+from the first step where p99 added latency < 100 ms and no token is lost.
+
+Each step is bounded: tokens / rate + 60 s + N / 10 s, then its chats count as lost.
+Loopback only. DATABASE_URL (default .../chatsite_capacity, created and migrated if
+missing) and REDIS_URL (default db 10).
+
+    uv run python bench/capacity.py [--steps 25,50,100,200,400,800] [--stop-after-fail]
+        [--tokens 300] [--rate 20] [--py-spy /tmp/capacity.svg,/tmp/capacity.txt --py-spy-step 50]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/chatsite_capacity")
+os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/10")
+
+from bench.fanout import rss_mb  # noqa: E402
+from bench.stream import (  # noqa: E402
+    app_env,
+    cpu_seconds,
+    free_port,
+    make_fixtures,
+    prepare_database,
+    serve,
+    steady,
+)
+
+STEPS = (25, 50, 100, 200, 400, 800)
+KNEE_P99_MS = 100.0
+
+
+def raise_fd_limit() -> int:
+    """Raise this process's open-file limit to its hard limit (children inherit it)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and soft < hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+
+
+def own_cpu_seconds() -> float:
+    """Return the CPU time this (client) process has used so far."""
+    times = os.times()
+    return times.user + times.system
+
+
+def passes(step: dict) -> bool:
+    """Say whether a step is under the knee's bar (p99 < 100 ms, nothing lost)."""
+    p99 = step.get("added_latency_p99_ms")
+    return (
+        not step.get("timed_out") and step["tokens_lost"] == 0 and p99 is not None
+    ) and p99 < KNEE_P99_MS
+
+
+async def bounded(coro, limit_s: float, chats: int, tokens: int) -> dict:
+    """Run one step's load, or give up after `limit_s` and count every token lost."""
+    try:
+        async with asyncio.timeout(limit_s):
+            return await coro
+    except TimeoutError:
+        return {"chats": chats, "completed": 0, "tokens_lost": chats * tokens, "timed_out": True}
+
+
+def start_py_spy(pid: int, outs: str, seconds: int) -> list[subprocess.Popen]:
+    """Record the server's stacks for `seconds`: to each of the comma-separated `outs`,
+    an SVG flame graph (.svg) or collapsed stacks (anything else)."""
+    spies = []
+    for out in outs.split(","):
+        cmd = ["uv", "tool", "run", "py-spy", "record", "--nonblocking", "-r", "50"]
+        cmd += ["-f", "flamegraph" if out.endswith(".svg") else "raw"]
+        cmd += ["-o", out, "--pid", str(pid), "-d", str(seconds)]
+        spies.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    return spies
+
+
+def run_step(n: int, ctx: dict, args: argparse.Namespace) -> dict:
+    """Stream `n` chats at once; return the step's JSON line."""
+    offset = ctx["used"]
+    ctx["used"] += n
+    load = round(os.getloadavg()[0], 2)
+    before = (cpu_seconds(ctx["app"]), own_cpu_seconds(), cpu_seconds(ctx["llm"]))
+    spies = []
+    if args.py_spy and n == args.py_spy_step:
+        spies = start_py_spy(ctx["app"], args.py_spy, int(args.tokens / args.rate))
+    started = time.monotonic()
+    timeout = args.tokens / args.rate + 60 + n / 10
+    result = asyncio.run(
+        bounded(
+            steady(
+                lambda i: ctx["url_of"](offset + i),
+                ctx["headers"],
+                ctx["llm_port"],
+                users=n,
+                per=1,
+                tokens=args.tokens,
+                rate=args.rate,
+            ),
+            timeout,
+            n,
+            args.tokens,
+        )
+    )
+    for spy in spies:
+        spy.wait(timeout=60)
+    keep = (
+        "added_latency_p50_ms",
+        "added_latency_p99_ms",
+        "ttft_p50_ms",
+        "ttft_p99_ms",
+        "tokens_lost",
+        "completed",
+        "timed_out",
+        "errors",
+    )
+    line = {"step": n, "tok_s": args.rate, "tokens": args.tokens}
+    line |= {k: result[k] for k in keep if result.get(k) not in (None, [])}
+    line |= {
+        "server_cpu_s": round(cpu_seconds(ctx["app"]) - before[0], 2),
+        "server_rss_mb": rss_mb(ctx["app"]),
+        "client_cpu_s": round(own_cpu_seconds() - before[1], 2),
+        "llm_cpu_s": round(cpu_seconds(ctx["llm"]) - before[2], 2),
+        "wall_s": round(time.monotonic() - started, 1),
+        "load_1m_before": load,
+    }
+    line["passes"] = passes(line)
+    return line
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--steps", default=",".join(map(str, STEPS)))
+    parser.add_argument("--stop-after-fail", action="store_true")
+    parser.add_argument("--tokens", type=int, default=300)
+    parser.add_argument("--rate", type=int, default=20)
+    parser.add_argument("--pause", type=float, default=3.0, help="seconds between steps")
+    parser.add_argument("--py-spy", help="files to record the server's stacks to (.svg, .txt)")
+    parser.add_argument("--py-spy-step", type=int, help="the step to profile")
+    args = parser.parse_args()
+    steps = [min(int(s), 2000) for s in args.steps.split(",") if s.strip()]
+    fd_limit = raise_fd_limit()
+    logs = Path(os.environ.get("BENCH_LOG_DIR", "/tmp"))
+    llm_port, app_port = free_port(), free_port()
+    env = app_env(llm_port)
+    os.environ.update(env)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "chatsite.settings")
+    prepare_database(env)
+    token, ids = make_fixtures(sum(steps))
+    daphne = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(app_port)]
+    llm_cmd = [sys.executable, "bench/stream_llm.py", str(llm_port)]
+    lines: list[dict] = []
+    with (
+        serve(llm_cmd, llm_port, env, logs / "capacity-llm.log") as llm,
+        serve([*daphne, "chatsite.asgi:application"], app_port, env, logs / "capacity.log") as app,
+    ):
+        print(json.dumps({"daphne_pid": app.pid, "fd_limit": fd_limit}), file=sys.stderr)
+        ctx = {
+            "app": app.pid,
+            "llm": llm.pid,
+            "llm_port": llm_port,
+            "headers": {"Authorization": f"Bearer {token}"},
+            "url_of": lambda i: f"ws://127.0.0.1:{app_port}/ws/conversations/{ids[i]}/",
+            "used": 0,
+        }
+        for n in steps:
+            line = run_step(n, ctx, args)
+            lines.append(line)
+            print(json.dumps(line), flush=True)
+            if args.stop_after_fail and not line["passes"]:
+                break
+            time.sleep(args.pause)
+    knee = None
+    for line in lines:
+        if not line["passes"]:
+            break
+        knee = line["step"]
+    bar = {"added_latency_p99_ms_below": KNEE_P99_MS, "tokens_lost": 0}
+    print(json.dumps({"knee": knee, "bar": bar, "steps_run": [x["step"] for x in lines]}))
+
+
+if __name__ == "__main__":
+    main()
