@@ -9,8 +9,6 @@ sees); Redis is the test's. The model is the fake OpenAI server: a message conta
 from __future__ import annotations
 
 import os
-import re
-import shutil
 import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -22,15 +20,13 @@ import pytest
 from django.conf import settings
 
 from tests.conftest import require_service, uses_postgres
-from tests.support.daphne import database_url, free_port, start_daphnes, stop, wait_for_port
+from tests.support.daphne import database_url, free_port, start_daphnes, stop
 from tests.support.fake_openai import FakeOpenAI
+from tests.support.haproxy import haproxy_binary, start_haproxy
 from tests.support.openai_replies import Reply, default_responder, forced_tool, message_texts
 from tests.support.tcp_proxy import TcpProxy
 
-CONFIG = Path(settings.BASE_DIR) / "deploy" / "haproxy.cfg"
 NAMES = ("a", "b", "c")
-SHIPPED_PORTS = {"a": 8001, "b": 8002, "c": 8003}
-SHIPPED_FRONT = "bind 127.0.0.1:8000"
 # The watchdog's window, shortened so a dead process's reply is finished within seconds.
 STALE_SECONDS = 2.0
 HEARTBEAT_SECONDS = 0.5
@@ -46,24 +42,6 @@ def _responder(body):
     if "slowly" in (message_texts(body, "user") or [""])[-1]:
         return Reply(text=LONG_REPLY, chars_per_second=SLOW_CHARS_PER_SECOND, chunk_chars=6)
     return Reply(text="A short answer, streamed in a few chunks.", chunk_chars=8)
-
-
-def haproxy_binary() -> str | None:
-    return shutil.which("haproxy") or (
-        "/usr/sbin/haproxy" if os.path.exists("/usr/sbin/haproxy") else None
-    )
-
-
-def render_config(front_port: int, ports: dict[str, int]) -> str:
-    """Return deploy/haproxy.cfg with its listening port and its servers' ports replaced."""
-    text = CONFIG.read_text()
-    assert text.count(SHIPPED_FRONT) == 1, "the shipped config's bind line changed"
-    text = text.replace(SHIPPED_FRONT, f"bind 127.0.0.1:{front_port}")
-    for name, shipped in SHIPPED_PORTS.items():
-        pattern = rf"127\.0\.0\.1:{shipped}\b"
-        assert len(re.findall(pattern, text)) == 2, f"server {name}: a line and its backup"
-        text = re.sub(pattern, f"127.0.0.1:{ports[name]}", text)
-    return text
 
 
 @dataclass
@@ -94,21 +72,6 @@ class Cluster:
 
     def alive(self) -> list[Node]:
         return [n for n in self.nodes if n.alive]
-
-
-def _start_haproxy(tmp_path: Path, ports: dict[str, int]) -> tuple[subprocess.Popen, int, Path]:
-    front = free_port()
-    config = tmp_path / "haproxy.cfg"
-    config.write_text(render_config(front, ports))
-    log = tmp_path / "haproxy.log"
-    binary = haproxy_binary()
-    assert binary is not None
-    check = subprocess.run([binary, "-c", "-f", str(config)], capture_output=True, text=True)
-    assert check.returncode == 0, check.stdout + check.stderr
-    with open(log, "w") as out:
-        proc = subprocess.Popen([binary, "-db", "-f", str(config)], stdout=out, stderr=out)
-    wait_for_port(front, proc, timeout=10)
-    return proc, front, log
 
 
 def _wait_healthy(url: str, timeout: float = 30) -> None:
@@ -151,7 +114,8 @@ def cluster(django_db_setup, django_db_blocker, tmp_path_factory):
         with ThreadPoolExecutor(len(NAMES)) as pool:
             for future in [pool.submit(spawn, name) for name in NAMES]:
                 future.result()
-        haproxy, front, haproxy_log = _start_haproxy(tmp_path, ports)
+        front = free_port()
+        haproxy = start_haproxy(tmp_path, front, ports)
     except BaseException:
         stop(list(procs.values()))
         model.stop()
@@ -162,7 +126,7 @@ def cluster(django_db_setup, django_db_blocker, tmp_path_factory):
     url = f"http://127.0.0.1:{front}"
     try:
         _wait_healthy(url)
-        yield Cluster(url, nodes, model, haproxy_log, tmp_path)
+        yield Cluster(url, nodes, model, tmp_path / "haproxy.log", tmp_path)
     finally:
         stop([haproxy, *procs.values()])
         model.stop()
