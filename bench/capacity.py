@@ -6,7 +6,8 @@ PostgreSQL + Redis. Each step reports added latency (model emits → client rece
 time to first token, p50/p99, tokens lost, the server's CPU seconds and RSS, the bench
 client's and the fake model's CPU seconds (they share the machine), and the 1-minute load
 average before the step. A last line names the knee: the largest step of the passing run
-from the first step where p99 added latency < 100 ms and no token is lost.
+from the first step where p99 added latency < 100 ms and no token is lost. One chat
+before the first step warms the process up (lazy imports, the model client) unmeasured.
 
 Each step is bounded: tokens / rate + 60 s + N / 10 s, then its chats count as lost.
 Loopback only. DATABASE_URL (default .../chatsite_capacity, created and migrated if
@@ -162,7 +163,7 @@ def main() -> None:
     os.environ.update(env)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "chatsite.settings")
     prepare_database(env)
-    token, ids = make_fixtures(sum(steps))
+    token, ids = make_fixtures(sum(steps) + 1)  # the first: a warm-up chat
     daphne = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(app_port)]
     llm_cmd = [sys.executable, "bench/stream_llm.py", str(llm_port)]
     lines: list[dict] = []
@@ -177,8 +178,11 @@ def main() -> None:
             "llm_port": llm_port,
             "headers": {"Authorization": f"Bearer {token}"},
             "url_of": lambda i: f"ws://127.0.0.1:{app_port}/ws/conversations/{ids[i]}/",
-            "used": 0,
+            "used": 1,
         }
+        warm = steady(ctx["url_of"], ctx["headers"], llm_port, users=1, per=1, tokens=20, rate=1000)
+        warmed = asyncio.run(bounded(warm, 60, 1, 20))  # imports, clients, pools: not measured
+        print(json.dumps({"warm_up_ttft_ms": warmed.get("ttft_p50_ms")}), file=sys.stderr)
         for n in steps:
             line = run_step(n, ctx, args)
             lines.append(line)
