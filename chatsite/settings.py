@@ -9,6 +9,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from core.groups import layer_prefix
 from core.outages import redis_connection_class
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -172,6 +173,8 @@ if REDIS_URL:
             # redis-py's 5 s socket timeout equals the layer's receive wait and drops idle
             # sockets with 1011; its pool stops at 100 connections (channels_redis#422).
             "CONFIG": {
+                # Pub/sub ignores database numbers: channels named after ours.
+                "prefix": layer_prefix(REDIS_URL),
                 # Each (re)connection reports an outage or its end (core/outages.py).
                 "hosts": [
                     {

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit
 
 CONVERSATION_GROUP_PREFIX = "conv."
 USER_GROUP_PREFIX = "user."
@@ -23,3 +24,15 @@ def conversation_of(group: str) -> str | None:
     if group.startswith(CONVERSATION_GROUP_PREFIX):
         return group[len(CONVERSATION_GROUP_PREFIX) :]
     return None
+
+
+def layer_prefix(redis_url: str) -> str:
+    """Name the channel layer's pub/sub channels after the Redis database in `redis_url`.
+
+    Redis pub/sub ignores database numbers: without this, two sites (or test runs) on one
+    Redis server, each in its own database, would hear each other's groups (`user.1` is
+    every site's first user).
+    """
+    path = urlsplit(redis_url).path.strip("/")
+    return f"chat{path if path.isdigit() else '0'}"
+
