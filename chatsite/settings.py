@@ -67,7 +67,7 @@ MIDDLEWARE = [
     # (core/unavailable.py).
     "core.unavailable.UnavailableMiddleware",
     "django.middleware.security.SecurityMiddleware",
-    # A NUL in the address or query string: 400, before any view reads it.
+    # A NUL in an admin address or filter: 400, before the admin reads it.
     "core.storable_query.StorableQueryMiddleware",
     "servestatic.middleware.ServeStaticMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
