@@ -35,4 +35,3 @@ def layer_prefix(redis_url: str) -> str:
     """
     path = urlsplit(redis_url).path.strip("/")
     return f"chat{path if path.isdigit() else '0'}"
-

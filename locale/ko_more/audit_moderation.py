@@ -1,3 +1,4 @@
+# ruff: noqa: E501
 """Korean for the audit log (audit/) and the moderation queue in the admin (issue 36)."""
 
 KO = {

@@ -75,9 +75,7 @@ def test_a_published_preset_is_seen_by_everyone_but_changed_only_by_its_owner(
     assert shared.status_code == 201
     preset = shared.json()
     seen = bob_api.get("/presets").json()["items"]
-    assert [(p["id"], p["owner_is_me"], p["shared"]) for p in seen] == [
-        (preset["id"], False, True)
-    ]
+    assert [(p["id"], p["owner_is_me"], p["shared"]) for p in seen] == [(preset["id"], False, True)]
     refused = bob_api.patch(f"/presets/{preset['id']}", {"instructions": "Be rude."})
     assert refused.status_code == 403
     assert refused.json()["error"]["code"] == "forbidden"
@@ -109,9 +107,8 @@ def test_unpublishing_and_deleting_a_shared_preset_are_audited(staff_api, bob_ap
     assert staff_api.patch(f"/presets/{preset['id']}", {"shared": True}).status_code == 200
     assert staff_api.delete(f"/presets/{preset['id']}").status_code == 204
     actions = list(AuditEntry.objects.order_by("id").values_list("action", flat=True))
-    assert actions == ["preset.published", "preset.unpublished", "preset.published"] + [
-        "preset.unpublished"
-    ]
+    published, unpublished = "preset.published", "preset.unpublished"
+    assert actions == [published, unpublished, published, unpublished]
     # Bob's conversation outlives the preset, unlinked (by the database: his row is not
     # the deleting user's to see).
     after = bob_api.get(f"/conversations/{conversation['id']}")
