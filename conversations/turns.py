@@ -209,7 +209,9 @@ async def astart_turn(
     `model` answers this once instead of the conversation's."""
     owner_id = conversation.created_by_id
     preset = await apreset_of(conversation) or NO_PRESET
-    documents = await _apreset_documents(owner_id, preset)
+    documents = None  # most turns: all the owner's documents, no database call
+    if preset.knowledge_scope != "all":
+        documents = await _apreset_documents(owner_id, preset)
     retriever, section_lookup = _knowledge_for(owner_id, conversation.pk, documents)
     start = await conversation_threads.amemory_start(
         conversation_id=conversation.pk, resume_after=resume_after

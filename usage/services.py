@@ -18,7 +18,7 @@ from django.utils.translation import gettext as _
 
 from core.errors import BudgetExceeded
 
-from .budgets import budget_state
+from .budgets import budget_limit, budget_state
 from .models import ConversationMonth, UsageRollup
 
 _TABLE = UsageRollup._meta.db_table
@@ -78,6 +78,8 @@ def check_budget(*, user: Any, now: datetime | None = None) -> None:
     Raises BudgetExceeded (nothing is stored: it runs before the claim writes). A reply
     already running is never cut: only the start of a turn is checked.
     """
+    if budget_limit(user) is None:
+        return  # most sites: no budget, so this month's usage is not summed at every claim
     now = now or timezone.now()
     state = budget_state(user, now=now)
     if not state.exceeded:
