@@ -13,6 +13,7 @@ from agent.checkpoint import close_checkpointer, open_checkpointer
 from agent.config import AgentConfig
 from tests.agent.helpers import memory_responder
 from tests.support.fake_openai import FakeOpenAI
+from tests.support.web_sites import SearXNG, Server, site_routes
 
 POSTGRES_ADMIN_URL = os.environ.get(
     "AGENT_TEST_POSTGRES_ADMIN_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
@@ -78,3 +79,31 @@ async def pg_saver(postgres_url: str) -> AsyncIterator[Any]:
     checkpointer = await open_checkpointer(postgres_url)
     yield checkpointer
     await close_checkpointer(checkpointer)
+
+
+# The web tools' servers (tests/support/web_sites.py): a small site on 127.0.0.1 and ::1,
+# and a fake SearXNG.
+@pytest.fixture
+async def site() -> AsyncIterator[Server]:
+    servers: dict[str, Server] = {}
+    server = servers["site"] = await Server(site_routes(servers)).start("127.0.0.1")
+    yield server
+    await server.stop()
+
+
+@pytest.fixture
+async def site6() -> AsyncIterator[Server]:
+    servers: dict[str, Server] = {}
+    try:
+        server = servers["site"] = await Server(site_routes(servers)).start("::1")
+    except OSError:
+        pytest.skip("no IPv6 loopback here")
+    yield server
+    await server.stop()
+
+
+@pytest.fixture
+async def searx() -> AsyncIterator[SearXNG]:
+    server = await SearXNG().start()
+    yield server
+    await server.stop()

@@ -1,5 +1,6 @@
 """Real HTTP servers for the web tools' tests: a small site (an article, other kinds of
-file, redirects, hostile bodies) and a fake SearXNG, each recording what reached it."""
+file, redirects, hostile bodies) and a fake SearXNG, each recording what reached it; and
+the web tools built and called as the agent does (`read_url`, `web_search`, `call`)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,15 @@ import contextlib
 import gzip
 import socket
 import ssl
+from collections.abc import Sequence
 from typing import Any
 
+import pytest
 from aiohttp import web
+
+from agent.net import FetchLimits
+from agent.steps import ToolFailed
+from agent.tools.web import make_web_tools
 
 ARTICLE = """<!doctype html>
 <html><head><meta charset="utf-8"><title>Why sea otters hold hands | Nature Notes</title></head>
@@ -191,3 +198,52 @@ class SearXNG(Server):
 
 def url_of(server: Server, path: str, host: str = "127.0.0.1") -> str:
     return f"http://{host}:{server.port}{path}"
+
+
+# --- calling the web tools as the agent does -----------------------------------------
+
+
+def fake_dns(mapping: dict[str, Sequence[str]], calls: list[str] | None = None):
+    """Return a resolver that knows only `mapping` (a name with a list: one answer per call)."""
+
+    async def resolve(host: str) -> Sequence[str]:
+        if calls is not None:
+            calls.append(host)
+        if host not in mapping:
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        answer = mapping[host]
+        return answer.pop(0) if answer and isinstance(answer[0], list) else answer
+
+    return resolve
+
+
+def read_url(allow: str = "", resolver: Any = None, page_chars: int = 8_000, **limits: Any):
+    extra = {"resolver": resolver} if resolver else {}
+    [tool] = make_web_tools(
+        search_url="",
+        fetch_allow=allow,
+        limits=FetchLimits(**limits),
+        page_chars=page_chars,
+        **extra,
+    )
+    assert tool.name == "read_url"
+    return tool
+
+
+def web_search(searx: Server, **options: Any):
+    tools = make_web_tools(search_url=f"http://127.0.0.1:{searx.port}/", **options)
+    return {t.name: t for t in tools}["web_search"]
+
+
+async def call(tool: Any, **args: Any) -> tuple[str, dict[str, Any]]:
+    """Call a tool the way the agent does (a tool call), returning (content, artifact)."""
+    message = await tool.ainvoke(
+        {"type": "tool_call", "id": "call-1", "name": tool.name, "args": args}
+    )
+    return message.content, message.artifact
+
+
+async def refusal(tool: Any, **args: Any) -> ToolFailed:
+    with pytest.raises(ToolFailed) as caught:
+        await call(tool, **args)
+    return caught.value
