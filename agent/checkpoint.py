@@ -8,6 +8,7 @@ import weakref
 from collections.abc import Sequence
 from contextlib import nullcontext
 from pathlib import Path
+from time import monotonic
 from typing import Any
 
 import aiosqlite
@@ -15,7 +16,7 @@ import psycopg
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-from psycopg_pool import AsyncConnectionPool
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 POOL_MAX_SIZE = 10
 POOL_MIN_SIZE = 1
@@ -23,6 +24,9 @@ POOL_MIN_SIZE = 1
 # default is 30 s), a connection attempt this long; a pool that gave up reconnecting
 # tries again when asked.
 POOL_TIMEOUT_SECONDS = 5.0
+# A busy pool (it handed connections to others meanwhile) is waited for again, in turn,
+# up to this long in all: replies past the pool's size queue instead of failing.
+POOL_QUEUE_SECONDS = 120.0
 CONNECT_TIMEOUT_SECONDS = 3
 RECONNECT_TIMEOUT_SECONDS = 5.0
 # Its connections, as pg_stat_activity names them.
@@ -94,6 +98,32 @@ class _Sweeper:
             raise
 
 
+class QueueingPool(AsyncConnectionPool):
+    """A pool whose callers wait while it is busy and fail fast while it is broken.
+
+    psycopg_pool gives up on a caller after `timeout` whatever the reason. Under a burst
+    (400 replies starting on 10 connections) that drops replies a moment's patience would
+    serve; with PostgreSQL gone, waiting longer only hides the outage. So a caller whose
+    wait timed out waits again if the pool handed out connections meanwhile (busy), for
+    POOL_QUEUE_SECONDS at most, and fails if it handed out none (broken).
+    """
+
+    handed_out = 0  # connections handed out so far (the pool's progress)
+
+    async def getconn(self, timeout: float | None = None) -> psycopg.AsyncConnection:  # noqa: ASYNC109 (psycopg_pool's signature)
+        give_up = monotonic() + POOL_QUEUE_SECONDS
+        while True:
+            progress = self.handed_out
+            try:
+                conn = await super().getconn(timeout)
+            except PoolTimeout:
+                if self.handed_out == progress or monotonic() > give_up:
+                    raise
+                continue
+            self.handed_out += 1
+            return conn
+
+
 class PooledPostgresSaver(AsyncPostgresSaver):
     """An AsyncPostgresSaver whose operations run side by side on its pool's connections.
 
@@ -139,7 +169,7 @@ async def open_checkpointer(database_url: str) -> BaseCheckpointSaver:
     """
     if is_postgres_url(database_url):
         sweeper = _Sweeper()
-        pool = sweeper.pool = AsyncConnectionPool(
+        pool = sweeper.pool = QueueingPool(
             database_url,
             open=False,
             min_size=POOL_MIN_SIZE,
