@@ -2,19 +2,28 @@
 
 At each step N chats stream at once, each a fresh conversation with 300 tokens at 20
 tokens/s from the paced fake model (bench/stream_llm.py), through one Daphne process on
-PostgreSQL + Redis. Each step reports added latency (model emits → client receives) and
-time to first token, p50/p99, tokens lost, the server's CPU seconds and RSS, the bench
-client's and the fake model's CPU seconds (they share the machine), and the 1-minute load
-average before the step. A last line names the knee: the largest step of the passing run
+PostgreSQL + Redis. How they arrive (`--arrivals`):
+- `spread` (the default, the knee's): N people each have `--per` (2) chats in a row, the
+  first ones starting evenly over one reply's length (tokens / rate = 15 s), so N replies
+  are streaming at any moment after the ramp, as when N people chat at once;
+- `burst`: N chats started in the same instant (every person pressing Enter together),
+  where the starts themselves are the load; the first curve (issue 37) was this one.
+
+Each step reports added latency (model emits → client receives) and time to first
+token, p50/p99, tokens lost, the server's CPU seconds and RSS, the bench client's and the
+fake model's CPU seconds (they share the machine), and the 1-minute load average before
+the step. A last line names the knee: the largest step of the passing run
 from the first step where p99 added latency < 100 ms and no token is lost. One chat
 before the first step warms the process up (lazy imports, the model client) unmeasured.
 
-Each step is bounded: tokens / rate + 60 s + N / 10 s, then its chats count as lost.
+Each step is bounded: its arrivals, its chats in a row at the rate, + 60 s + N / 10 s; then
+its chats count as lost.
 Loopback only. DATABASE_URL (default .../chatsite_capacity, created and migrated if
 missing) and REDIS_URL (default db 10).
 
     uv run python bench/capacity.py [--steps 25,50,100,200,400,800] [--stop-after-fail]
-        [--tokens 300] [--rate 20] [--py-spy /tmp/capacity.svg,/tmp/capacity.txt --py-spy-step 50]
+        [--arrivals spread|burst] [--per 2] [--tokens 300] [--rate 20]
+        [--py-spy /tmp/capacity.svg,/tmp/capacity.txt --py-spy-step 50]
 """
 
 from __future__ import annotations
@@ -94,15 +103,17 @@ def start_py_spy(pid: int, outs: str, seconds: int) -> list[subprocess.Popen]:
 
 def run_step(n: int, ctx: dict, args: argparse.Namespace) -> dict:
     """Stream `n` chats at once; return the step's JSON line."""
+    per = args.per if args.arrivals == "spread" else 1
+    spread_s = args.tokens / args.rate if args.arrivals == "spread" else 0.0
     offset = ctx["used"]
-    ctx["used"] += n
+    ctx["used"] += n * per
     load = round(os.getloadavg()[0], 2)
     before = (cpu_seconds(ctx["app"]), own_cpu_seconds(), cpu_seconds(ctx["llm"]))
     spies = []
     if args.py_spy and n == args.py_spy_step:
-        spies = start_py_spy(ctx["app"], args.py_spy, int(args.tokens / args.rate))
+        spies = start_py_spy(ctx["app"], args.py_spy, int(spread_s + per * args.tokens / args.rate))
     started = time.monotonic()
-    timeout = args.tokens / args.rate + 60 + n / 10
+    timeout = spread_s + per * args.tokens / args.rate + 60 + n / 10
     result = asyncio.run(
         bounded(
             steady(
@@ -110,12 +121,13 @@ def run_step(n: int, ctx: dict, args: argparse.Namespace) -> dict:
                 ctx["headers"],
                 ctx["llm_port"],
                 users=n,
-                per=1,
+                per=per,
                 tokens=args.tokens,
                 rate=args.rate,
+                spread_s=spread_s,
             ),
             timeout,
-            n,
+            n * per,
             args.tokens,
         )
     )
@@ -131,7 +143,8 @@ def run_step(n: int, ctx: dict, args: argparse.Namespace) -> dict:
         "timed_out",
         "errors",
     )
-    line = {"step": n, "tok_s": args.rate, "tokens": args.tokens}
+    line = {"step": n, "arrivals": args.arrivals, "chats": n * per, "tok_s": args.rate}
+    line["tokens"] = args.tokens
     line |= {k: result[k] for k in keep if result.get(k) not in (None, [])}
     line |= {
         "server_cpu_s": round(cpu_seconds(ctx["app"]) - before[0], 2),
@@ -149,6 +162,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", default=",".join(map(str, STEPS)))
     parser.add_argument("--stop-after-fail", action="store_true")
+    parser.add_argument("--arrivals", choices=("spread", "burst"), default="spread")
+    parser.add_argument("--per", type=int, default=2, help="chats in a row per person (spread)")
     parser.add_argument("--tokens", type=int, default=300)
     parser.add_argument("--rate", type=int, default=20)
     parser.add_argument("--pause", type=float, default=3.0, help="seconds between steps")
@@ -163,7 +178,8 @@ def main() -> None:
     os.environ.update(env)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "chatsite.settings")
     prepare_database(env)
-    token, ids = make_fixtures(sum(steps) + 1)  # the first: a warm-up chat
+    per = args.per if args.arrivals == "spread" else 1
+    token, ids = make_fixtures(sum(steps) * per + 1)  # the first: a warm-up chat
     daphne = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(app_port)]
     llm_cmd = [sys.executable, "bench/stream_llm.py", str(llm_port)]
     lines: list[dict] = []
@@ -196,7 +212,8 @@ def main() -> None:
             break
         knee = line["step"]
     bar = {"added_latency_p99_ms_below": KNEE_P99_MS, "tokens_lost": 0}
-    print(json.dumps({"knee": knee, "bar": bar, "steps_run": [x["step"] for x in lines]}))
+    steps_run = [x["step"] for x in lines]
+    print(json.dumps({"knee": knee, "arrivals": args.arrivals, "bar": bar, "steps_run": steps_run}))
 
 
 if __name__ == "__main__":

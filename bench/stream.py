@@ -234,14 +234,24 @@ async def latency(url: str, headers: dict, llm_port: int, tokens: int) -> dict:
 
 
 async def steady(
-    url_of, headers: dict, llm_port: int, *, users: int, per: int, tokens: int, rate: int
+    url_of,
+    headers: dict,
+    llm_port: int,
+    *,
+    users: int,
+    per: int,
+    tokens: int,
+    rate: int,
+    spread_s: float = 0.0,
 ) -> dict:
-    """`users` users at a time, each having `per` chats in a row at `rate` tokens/s."""
+    """`users` users at a time, each having `per` chats in a row at `rate` tokens/s; the
+    users' first chats start evenly over `spread_s` seconds (0: all in the same instant)."""
     tag = uuid.uuid4().hex[:6]
     ready = asyncio.Event()
     ready.set()
 
     async def user(u: int) -> list[dict]:
+        await asyncio.sleep(spread_s * u / users)
         results = []
         for k in range(per):
             run = f"steady-{tag}-{u}-{k}"
