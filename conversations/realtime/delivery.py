@@ -124,6 +124,12 @@ class Delivery:
             else:
                 generation = {"run_id": active, "text": text}
         text = generation["text"] if generation is not None else ""
+        held = self.positions.get(sock, generation["run_id"]) if generation else None
+        if generation is not None and held is not None and held > len(text):
+            # The snapshot was read before chunks this socket has been sent since (another
+            # process's, arriving while it was built: the unasked one after a Redis
+            # restart): never move a socket back, or the text it holds is sent twice.
+            text = await self._run_text(key, generation["run_id"], held) or text
         head = text[:TOKEN_FRAME_CHARS]
         shown = {"run_id": generation["run_id"], "text": head} if generation else None
         state = {**frame, "messages": messages, "generation": shown}

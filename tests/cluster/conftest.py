@@ -2,8 +2,10 @@
 
 Each process reaches PostgreSQL through a TCP proxy of its own, so a test can take the
 database away from all of them (and count, per process, the connections PostgreSQL
-sees); Redis is the test's. The model is the fake OpenAI server: a message containing
-"slowly" gets a reply of several seconds, any other a short one.
+sees). Redis is a `redis-server` of the cluster's own, without persistence, so a test
+can restart it and it comes back empty, as a production Redis would. The model is the
+fake OpenAI server: a message containing "slowly" gets a reply of several seconds, any
+other a short one.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from tests.support.daphne import database_url, free_port, start_daphnes, stop
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.haproxy import haproxy_binary, start_haproxy
 from tests.support.openai_replies import Reply, default_responder, forced_tool, message_texts
+from tests.support.redis_server import RedisServer, redis_available
 from tests.support.tcp_proxy import TcpProxy
 
 NAMES = ("a", "b", "c")
@@ -61,6 +64,7 @@ class Cluster:
     url: str  # HAProxy's front
     nodes: list[Node]
     model: FakeOpenAI
+    redis: RedisServer  # the cluster's own: every process's REDIS_URL is `redis.url`
     haproxy_log: Path
     logs: Path
     killed: list[str] = field(default_factory=list)
@@ -93,13 +97,15 @@ def cluster(django_db_setup, django_db_blocker, tmp_path_factory):
     Stopped after them: their watchdogs would otherwise store other tests' runs (with old
     heartbeats) as interrupted."""
     require_service(uses_postgres(), "PostgreSQL (set DATABASE_URL)")
-    require_service(bool(settings.REDIS_URL), "Redis (set REDIS_URL)")
+    require_service(redis_available(), "redis-server")
     require_service(haproxy_binary() is not None, "HAProxy (apt-get install haproxy)")
     tmp_path = tmp_path_factory.mktemp("cluster")
     with django_db_blocker.unblock():
         direct = database_url()
     db = settings.DATABASES["default"]
     host_port = direct.split("@", 1)[1].split("/", 1)[0]
+    (tmp_path / "redis").mkdir()
+    redis = RedisServer(tmp_path / "redis").start()
     model = FakeOpenAI(_responder).start()
     target = (db["HOST"] or "127.0.0.1", int(db["PORT"] or 5432))
     proxies = {name: TcpProxy(target).start() for name in NAMES}
@@ -108,7 +114,7 @@ def cluster(django_db_setup, django_db_blocker, tmp_path_factory):
     def spawn(name: str) -> None:  # the three start side by side, each on its own proxy
         (tmp_path / name).mkdir()
         url = direct.replace(host_port, f"127.0.0.1:{proxies[name].port}")
-        procs[name], [ports[name]] = _spawn(tmp_path / name, model, url)
+        procs[name], [ports[name]] = _spawn(tmp_path / name, model, url, redis.url)
 
     try:
         with ThreadPoolExecutor(len(NAMES)) as pool:
@@ -119,6 +125,7 @@ def cluster(django_db_setup, django_db_blocker, tmp_path_factory):
     except BaseException:
         stop(list(procs.values()))
         model.stop()
+        redis.stop()
         for proxy in proxies.values():
             proxy.stop()
         raise
@@ -126,19 +133,22 @@ def cluster(django_db_setup, django_db_blocker, tmp_path_factory):
     url = f"http://127.0.0.1:{front}"
     try:
         _wait_healthy(url)
-        yield Cluster(url, nodes, model, tmp_path / "haproxy.log", tmp_path)
+        yield Cluster(url, nodes, model, redis, tmp_path / "haproxy.log", tmp_path)
     finally:
         stop([haproxy, *procs.values()])
         model.stop()
+        redis.stop()
         for proxy in proxies.values():
             proxy.stop()
 
 
-def _spawn(var: Path, model: FakeOpenAI, url: str) -> tuple[subprocess.Popen, list[int]]:
+def _spawn(
+    var: Path, model: FakeOpenAI, url: str, redis_url: str
+) -> tuple[subprocess.Popen, list[int]]:
     procs, ports = start_daphnes(
         var,
         model.base_url,
-        settings.REDIS_URL,
+        redis_url,
         count=1,
         DATABASE_URL=url,
         CHECKPOINT_URL=url,

@@ -47,17 +47,18 @@ LAYER_CONNECTIONS = 8
 class Sampler(threading.Thread):
     """Count one process's PostgreSQL and Redis connections until stopped; keep the peaks."""
 
-    def __init__(self, node) -> None:
+    def __init__(self, node, redis_url: str) -> None:
         super().__init__(daemon=True)
         self.node = node
+        self.redis_url = redis_url  # the cluster's own Redis
         self.stopped = threading.Event()
         self.samples = 0
         self.peak: Counter[str] = Counter()
 
     def run(self) -> None:
         admin = database_url_for_subprocesses().rsplit("/", 1)[0] + "/postgres"
-        redis_port = urlsplit(settings.REDIS_URL).port or 6379
-        counts = redis.Redis.from_url(settings.REDIS_URL)
+        redis_port = urlsplit(self.redis_url).port or 6379
+        counts = redis.Redis.from_url(self.redis_url)
         query = (
             "SELECT count(*), count(*) FILTER (WHERE application_name = %s)"
             " FROM pg_stat_activity WHERE client_port = ANY(%s)"
@@ -107,7 +108,7 @@ def test_one_process_under_load_stays_within_its_connection_budget(cluster, alic
     node = cluster.alive()[0]
     token = create_api_token(user=alice, name="load").secret
     ids = [services.create_conversation(user=alice, title=f"Load {i}").id for i in range(PEOPLE)]
-    sampler = Sampler(node)
+    sampler = Sampler(node, cluster.redis.url)
     sampler.start()
     try:
         seen = asyncio.run(_load(node.port, ids, token))
