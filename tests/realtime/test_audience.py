@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 
 import pytest
 from django.conf import settings
 
+from conversations.realtime.audience import BATCH_SECONDS
 from conversations.realtime.hub import get_hub
 from conversations.realtime.redis import get_redis
 from core.groups import conversation_group
@@ -35,6 +37,27 @@ async def test_the_count_tells_this_process_from_another(redis_layer):
         assert hub.audience.others_listen(key) is True
     finally:
         await other.aclose()
+
+
+async def test_one_command_reads_the_counts_of_every_conversation_due(redis_layer, monkeypatch):
+    hub, keys = get_hub(), [str(uuid.uuid4()) for _ in range(50)]
+    for key in keys:
+        await hub._subscribe(key)
+    client, asked = get_redis(), []
+    numsub = client.pubsub_numsub
+
+    async def counted(*channels):
+        asked.append(len(channels))
+        return await numsub(*channels)
+
+    monkeypatch.setattr(client, "pubsub_numsub", counted)
+    assert all(hub.audience.others_listen(key) for key in keys)  # unknown yet: publish
+    for _ in range(20):
+        await asyncio.sleep(BATCH_SECONDS)
+        if asked:
+            break
+    assert asked == [50]  # not fifty commands
+    assert not any(hub.audience.others_listen(key) for key in keys)  # only this process
 
 
 async def test_unknown_counts_publish(redis_layer):
