@@ -41,11 +41,15 @@ SETUP_LOCK_POLL_SECONDS = 0.05
 EMPTY_CHECKPOINT_ID = "00000000-0000-0000-0000-000000000000"
 
 # A saver and its connections belong to the loop that opened them (used from another
-# loop they hang), so the cache is keyed by the running loop; its lock makes the replies
-# that start together on a fresh process wait for one saver instead of opening one each.
+# loop they hang), so the cache is keyed by the running loop. The replies that start
+# together on a fresh process share one opening (a task) instead of opening one each,
+# and share its failure too: taking turns, each waiting out its own POOL_TIMEOUT_SECONDS
+# with PostgreSQL full or away, the eighth reply of a burst waited 40 s.
 _SAVERS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, BaseCheckpointSaver]]
 _SAVERS = weakref.WeakKeyDictionary()
-_OPENING: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock]
+_OPENING: weakref.WeakKeyDictionary[
+    asyncio.AbstractEventLoop, dict[str, asyncio.Task[BaseCheckpointSaver]]
+]
 _OPENING = weakref.WeakKeyDictionary()
 # Databases whose checkpoint tables this process has set up (any loop): not again.
 _SET_UP: set[str] = set()
@@ -247,17 +251,31 @@ async def close_checkpointer(saver: BaseCheckpointSaver) -> None:
 
 async def get_checkpointer(database_url: str) -> BaseCheckpointSaver:
     """Return this event loop's saver for `database_url`, opening it on first use (once,
-    however many callers ask at the same moment)."""
+    however many callers ask at the same moment; if that opening fails, it fails for all
+    of them, and the next caller tries again)."""
     loop = asyncio.get_running_loop()
-    savers = _SAVERS.setdefault(loop, {})
-    saver = savers.get(database_url)
+    saver = _SAVERS.setdefault(loop, {}).get(database_url)
     if saver is not None:
         return saver
-    async with _OPENING.setdefault(loop, asyncio.Lock()):
-        saver = savers.get(database_url)
-        if saver is None:
-            saver = savers[database_url] = await open_checkpointer(database_url)
+    opening = _OPENING.setdefault(loop, {})
+    task = opening.get(database_url)
+    if task is None:
+        task = opening[database_url] = loop.create_task(_open_for(loop, database_url))
+        task.add_done_callback(_retrieve)  # its failure is the callers' to report
+    return await asyncio.shield(task)  # a caller cancelled leaves it to the others
+
+
+async def _open_for(loop: asyncio.AbstractEventLoop, database_url: str) -> BaseCheckpointSaver:
+    try:
+        saver = _SAVERS.setdefault(loop, {})[database_url] = await open_checkpointer(database_url)
+    finally:
+        _OPENING.get(loop, {}).pop(database_url, None)
     return saver
+
+
+def _retrieve(task: asyncio.Task[Any]) -> None:
+    if not task.cancelled():
+        task.exception()
 
 
 async def close_checkpointers() -> None:

@@ -2,6 +2,8 @@
 
 `TcpProxy(("127.0.0.1", 5432)).start()` listens on `proxy.port`; `stop()` cuts every
 connection through it and refuses new ones; `start()` forwards on the same port again.
+While `answer_new` is set, new connections are handed to it instead of being forwarded
+(a server that is full: the open ones keep working); `answered` counts them.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import socket
 import threading
+from collections.abc import Callable
 
 from tests.support.daphne import free_port
 
@@ -20,6 +23,8 @@ class TcpProxy:
         self._listener: socket.socket | None = None
         self._sockets: set[socket.socket] = set()
         self._lock = threading.Lock()
+        self.answer_new: Callable[[socket.socket], None] | None = None
+        self.answered = 0
 
     def start(self) -> TcpProxy:
         listener = socket.socket()
@@ -61,6 +66,10 @@ class TcpProxy:
                 client, _ = listener.accept()
             except OSError:
                 return  # stopped
+            if (answer := self.answer_new) is not None:
+                self.answered += 1
+                threading.Thread(target=self._answer, args=(answer, client), daemon=True).start()
+                continue
             try:
                 upstream = socket.create_connection(self.target, timeout=5)
             except OSError:
@@ -75,6 +84,15 @@ class TcpProxy:
                 self._sockets |= {client, upstream}
             for source, sink in ((client, upstream), (upstream, client)):
                 threading.Thread(target=self._pipe, args=(source, sink), daemon=True).start()
+
+    def _answer(self, answer: Callable[[socket.socket], None], client: socket.socket) -> None:
+        try:
+            client.settimeout(5)
+            answer(client)
+        except OSError:
+            pass
+        finally:
+            client.close()
 
     def _pipe(self, source: socket.socket, sink: socket.socket) -> None:
         try:
