@@ -18,7 +18,6 @@ from accounts.tokens import live_token_ids
 from core import rls, schemas
 from core.db_async import db_async
 from core.errors import NotFound, RateLimited, SensitiveInfo, ServiceError
-from core.groups import user_group
 from core.unavailable import close_socket_on_outage
 
 from . import events, temporary
@@ -278,26 +277,31 @@ class ConversationConsumer(ScopedConsumer):
 class UserConsumer(ScopedConsumer):
     """One tab's feed of its user's conversation list: `conversation.updated`/`deleted`."""
 
-    group: str | None = None
+    # No channel of its own: the process's hub delivers its frames, one channel-layer
+    # subscription per user and process however many tabs are open (realtime/lists.py).
+    channel_layer_alias = "no-channel-layer"
+
+    user_id: int | None = None
 
     # --- socket handlers ---------------------------------------------------------------
     async def opened(self, user: Any) -> None:
-        """Join the user's group."""
-        self.group = user_group(user.pk)
-        await self.channel_layer.group_add(self.group, self.channel_name)
+        """Join the user's list sockets in this process (1013 if Redis is out of reach)."""
+        hub = get_hub()
+        await hub.join_list(user.pk, self)
+        self.user_id = user.pk
         # Opened with an API token: closed (4401) once the token is revoked, as the
         # conversation sockets are (the watchdog checks both).
         if self.token_id is not None:
-            hub = get_hub()
             hub.listeners.add(self)
-            ensure_watchdog(hub)
+        ensure_watchdog(hub)  # it also subscribes again after a Redis outage
 
     async def disconnect(self, code: int) -> None:
-        """Leave the user's group."""
+        """Leave the user's list sockets."""
         self.is_closed = True
-        get_hub().listeners.discard(self)
-        if self.group is not None:
-            await self.channel_layer.group_discard(self.group, self.channel_name)
+        hub = get_hub()
+        hub.listeners.discard(self)
+        if self.user_id is not None:
+            await hub.leave_list(self.user_id, self)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         """Answer `ping`; this socket only listens otherwise."""
@@ -310,13 +314,11 @@ class UserConsumer(ScopedConsumer):
         else:
             await self.send(text_data=dumps(events.error("invalid", "Only `ping` is accepted.")))
 
-    # --- channel-layer handlers ------------------------------------------------------------
-    async def chat_frames(self, event: dict[str, Any]) -> None:
-        """Forward list events to the tab."""
-        if self.is_closed:
-            return
-        for frame in event["frames"]:
-            await self.send(text_data=dumps(frame))
+    # --- sending -------------------------------------------------------------------------
+    async def deliver(self, text: str, frame_type: str) -> None:
+        """Send a list frame the hub fanned out."""
+        if not self.is_closed:
+            await self.send(text_data=text)
 
 
 class NoSuchSocket(AsyncWebsocketConsumer):

@@ -11,8 +11,10 @@ docs/websocket-protocol.md). Senders:
 - the consumer sends `error` and `pong`, built here too, to the socket that asked, and
   `sync.state` through `publish(..., to=socket)`, in order with the live frames.
 
-Conversation frames go through this process's hub (local sockets first, then one
-publish for other processes); user-group frames (list pages) through the channel layer.
+Conversation frames and a user's list-page frames go through this process's hub (local
+sockets first, then one publish for other processes, which forward it to their own
+sockets); outside the server (a management command) straight to the channel layer, whence
+every process's hub forwards them to its sockets.
 """
 
 from __future__ import annotations
@@ -229,7 +231,7 @@ def publish(
             to=to,
         )
     if user_id is not None:
-        hub.post_group(user_group(user_id), frame)
+        hub.post_to_lists(user_id, frame)
 
 
 def _list_audience(frame: Any, user_id: Any) -> Any:

@@ -26,6 +26,11 @@ def conversation_of(group: str) -> str | None:
     return None
 
 
+def is_user_group(group: str) -> bool:
+    """Say whether `group` names a user's list pages."""
+    return group.startswith(USER_GROUP_PREFIX)
+
+
 def layer_prefix(redis_url: str) -> str:
     """Name the channel layer's pub/sub channels after the Redis database in `redis_url`.
 

@@ -5,7 +5,8 @@ that conversation connected to this process, and published once to the channel l
 tagged with this process's id (realtime/interprocess.py); every other process's hub
 forwards it to its own sockets, never back. Stop requests travel the same way to the
 process that owns a run. A `conversation.deleted` frame, wherever it was posted, cancels
-the conversation's run in the process that owns it.
+the conversation's run in the process that owns it. A user's list-page sockets are fed the
+same way, one subscription per user and process (realtime/lists.py).
 
 The hub is transport only: it never decides what a frame says (conversations/events.py
 builds every frame) nor how a run ends (conversations/replies/ owns the run).
@@ -32,6 +33,7 @@ from .audience import Audience
 from .continuity import Continuity
 from .delivery import Delivery
 from .interprocess import PROCESS_ID, Interprocess
+from .lists import Lists
 
 logger = logging.getLogger(__name__)
 
@@ -64,7 +66,7 @@ class _Item:
     target: LocalSocket | None = None  # only this socket (a `sync.state` it asked for)
 
 
-class Hub(Continuity, Delivery, Interprocess):
+class Hub(Continuity, Delivery, Interprocess, Lists):
     """Sockets and runs of one event loop (one per Daphne process in production)."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -83,6 +85,7 @@ class Hub(Continuity, Delivery, Interprocess):
         self._init_interprocess()
         self._init_continuity()
         self._init_delivery()
+        self._init_lists()
 
     # --- sockets and runs ----------------------------------------------------------
     async def join(self, conversation_id: Any, sock: LocalSocket) -> None:
@@ -173,11 +176,6 @@ class Hub(Continuity, Delivery, Interprocess):
             self._pumps[key] = self.loop.create_task(
                 self._pump(key), context=rls.unscoped_context()
             )
-
-    def post_group(self, group: str, frame: Any) -> None:
-        """Send a frame to a channel-layer group (a user's list pages), in posting order."""
-        if self.layer is not None:
-            self._publish(group, frame)
 
     async def _pump(self, key: str) -> None:
         queue = self._queues[key]

@@ -3,8 +3,9 @@
 The hub (realtime/hub.py) mixes this in. Frames for other processes wait in an outbox
 and leave one group at a time (retried while Redis restarts, PUBLISH_RETRY_SECONDS at
 most), tagged with PROCESS_ID so no process hears its own frames back; a conversation
-is subscribed to while it has sockets or a run here, and what arrives is posted to this
-process's sockets or, for a stop request, handed to the run.
+is subscribed to while it has sockets or a run here, a user's group while the user has list
+sockets here (realtime/lists.py), and what arrives is posted to this process's sockets or,
+for a stop request, handed to the run.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from core import rls
-from core.groups import conversation_group, conversation_of
+from core.groups import conversation_group, conversation_of, is_user_group
 from core.outages import outage_of
 
 logger = logging.getLogger(__name__)
@@ -30,17 +31,19 @@ PUBLISH_RETRY_SECONDS = 30.0
 
 
 class Interprocess:
-    """The interprocess half of the Hub: it uses the hub's layer, sockets, runs, `post`
-    and Continuity's `_mark_missed` and `_echo_returned`."""
+    """The interprocess half of the Hub: it uses the hub's layer, sockets, runs, `post`,
+    Lists' `lists` and `_post_list`, and Continuity's `_mark_missed` and `_echo_returned`."""
 
     loop: asyncio.AbstractEventLoop
     layer: Any
     shared: bool
     closing: bool
     sockets: dict[str, Any]
+    lists: dict[str, Any]
     runs: dict[str, Any]
     audience: Any
     post: Callable[..., None]
+    _post_list: Callable[[str, list[dict[str, Any]]], None]
     _mark_missed: Callable[[list[str]], None]
     _echo_returned: Callable[[int], None]
 
@@ -97,7 +100,18 @@ class Interprocess:
                 _tell(sent)
 
     # --- subscribing -----------------------------------------------------------------
+    # `_subscribed` holds conversation ids and user groups (realtime/lists.py) alike.
     async def _subscribe(self, key: str) -> None:
+        try:
+            await self._subscribe_group(key)
+        except Exception as exc:
+            # Redis is down: local sockets still work; the watchdog subscribes again and
+            # then sends these sockets what was published meanwhile.
+            self._mark_missed([key])
+            logger.warning("could not subscribe to %s; will retry (%s)", key, exc)
+
+    async def _subscribe_group(self, key: str) -> None:
+        """Hear what other processes publish to `key`; raise if the layer is out of reach."""
         if not self.shared or key in self._subscribed:
             return
         self._subscribed.add(key)
@@ -107,30 +121,35 @@ class Interprocess:
                 self._receiver = self.loop.create_task(
                     self._receive(self._channel), context=rls.unscoped_context()
                 )
-            await self.layer.group_add(conversation_group(key), self._channel)
-        except Exception as exc:
-            # Redis is down: local sockets still work; the watchdog subscribes again and
-            # then sends these sockets what was published meanwhile.
+            await self.layer.group_add(_group_of(key), self._channel)
+        except BaseException:
             self._subscribed.discard(key)
-            self._mark_missed([key])
-            logger.warning("could not subscribe to %s; will retry (%s)", key, exc)
+            raise
 
     async def resubscribe(self) -> None:
-        """Subscribe to every conversation with local sockets or runs (after an outage)."""
+        """Subscribe to every conversation with local sockets or runs, and every user with
+        list sockets here (after an outage)."""
         for key in {*self.sockets, *self.runs} - self._subscribed:
             await self._subscribe(key)
+        for group in set(self.lists) - self._subscribed:
+            try:
+                await self._subscribe_group(group)
+            except Exception as exc:
+                logger.warning("could not subscribe to %s; will retry (%s)", group, exc)
 
     def is_subscribed(self, key: str) -> bool:
         """Say whether this process hears what other processes publish to `key`."""
         return key in self._subscribed
 
     async def _unsubscribe_if_idle(self, key: str) -> None:
-        if key in self.sockets or key in self.runs or key not in self._subscribed:
+        if key in self.sockets or key in self.runs or key in self.lists:
+            return
+        if key not in self._subscribed:
             return
         self._subscribed.discard(key)
         self.audience.forget(key)
         try:
-            await self.layer.group_discard(conversation_group(key), self._channel)
+            await self.layer.group_discard(_group_of(key), self._channel)
         except Exception as exc:
             logger.warning("could not unsubscribe from %s (%s)", key, exc)
 
@@ -148,7 +167,12 @@ class Interprocess:
             return
         if event.get("origin") == PROCESS_ID:
             return
-        key = conversation_of(event.get("group") or "") or event.get("conversation_id")
+        group = event.get("group") or ""
+        if is_user_group(group):
+            if event.get("type") == "chat.frames":
+                self._post_list(group, event["frames"])
+            return
+        key = conversation_of(group) or event.get("conversation_id")
         if not key:
             return
         if event.get("type") == "chat.frames":
@@ -164,6 +188,11 @@ class Interprocess:
         if self._receiver is not None:
             self._receiver.cancel()
             await asyncio.gather(self._receiver, return_exceptions=True)
+
+
+def _group_of(key: str) -> str:
+    """Name the layer group of a subscription key (a conversation id or a user group)."""
+    return key if is_user_group(key) else conversation_group(key)
 
 
 def _tell(callbacks: list[Callable[[], None]]) -> None:
