@@ -48,6 +48,8 @@ class Watcher:
     faults: list[str] = field(default_factory=list)
     syncs: list[float] = field(default_factory=list)  # when each sync.state came (unasked)
     closed: int | None = None
+    last_token: float = 0.0
+    longest_pause: float = 0.0  # between two chunks of text (the restart's, on `a`)
 
     def apply(self, frame: dict) -> None:
         kind = frame["type"]
@@ -64,6 +66,10 @@ class Watcher:
                     self.faults.append(f"sync.state: {len(text)} chars after {len(held)} held")
                 self.text[run_id] = text
         elif kind == "token":
+            now = time.monotonic()
+            if self.last_token:
+                self.longest_pause = max(self.longest_pause, now - self.last_token)
+            self.last_token = now
             held = self.text.get(frame["run_id"], "")
             if frame["index"] != len(held):
                 what = "gap" if frame["index"] > len(held) else "repeat"
@@ -188,5 +194,6 @@ def test_redis_restarting_empty_mid_reply_loses_and_garbles_nothing(cluster, ali
     assert Message.objects.filter(conversation=conversation).count() == 8
     print(
         f"\nRedis restart: reply stored {out['finished_after']:.1f} s after the kill; "
-        f"sync.state at {out['synced_after']}; HTTP {sorted(statuses, key=str)}"
+        f"sync.state at {out['synced_after']}; HTTP {sorted(statuses, key=str)}; longest "
+        f"pause between chunks { ({w.node: round(w.longest_pause, 1) for w in watchers}) } s"
     )
