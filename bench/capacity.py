@@ -180,7 +180,7 @@ def main() -> None:
     prepare_database(env)
     per = args.per if args.arrivals == "spread" else 1
     token, ids = make_fixtures(sum(steps) * per + 1)  # the first: a warm-up chat
-    daphne = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(app_port)]
+    daphne = [sys.executable, "-m", "chatsite.serve", "-b", "127.0.0.1", "-p", str(app_port)]
     llm_cmd = [sys.executable, "bench/stream_llm.py", str(llm_port)]
     lines: list[dict] = []
     with (

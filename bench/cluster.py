@@ -12,10 +12,20 @@ missing, or a client whose text differs from the stored one), the reconnect time
 error a client saw. The watchdog's window: `--stale` (CHAT_RUN_STALE_SECONDS, 10 s here,
 30 s by default), heartbeat 1 s.
 
+`--fault redis-restart` instead: the cluster runs on a `redis-server` of the bench's own
+(tests/support/redis_server.py: a free port, no persistence; REDIS_URL is ignored), and
+`--kill-after` seconds in it is killed and, `--redis-down` seconds later, started empty on
+the same port. The same figures ("stored_before_kill": before Redis went down), plus
+"fault", the longest pause between two chunks of one reply on each socket (p50/p99 over
+sockets, max), the sockets sent a `sync.state` they did not ask for after the restart,
+the close codes of dropped sockets, and the time from the kill of Redis until the last
+reply of the first round was stored (negative: all were stored before it).
+
 Needs PostgreSQL, Redis and HAProxy; DATABASE_URL (default .../chatsite_cluster_bench,
 created and migrated if missing), REDIS_URL (default db 15). Only 127.0.0.1.
 
     uv run python bench/cluster.py [--sockets 600] [--streams 100] [--tokens 300] [--rate 20]
+        [--fault kill|redis-restart] [--kill-after 5] [--redis-down 2]
 """
 
 from __future__ import annotations
@@ -56,9 +66,21 @@ class Client:
         self.reconnects: list[float] = []  # drop → sync.state
         self.handshakes: list[float] = []  # drop → the new socket open
         self.finished_at: dict[str, float] = {}
+        self.closes: list[int] = []  # close code of each drop (1006: no close frame)
+        self.unasked: list[float] = []  # when a sync.state came that this socket did not ask for
+        self.last_run, self.last_chunk = "", 0.0  # the last text: its run, when
+        self.longest_pause = 0.0  # between two chunks of one reply (a sync.state's text counts)
+
+    def _chunk(self, run_id: str) -> None:
+        now = time.monotonic()
+        if run_id == self.last_run:
+            self.longest_pause = max(self.longest_pause, now - self.last_chunk)
+        self.last_run, self.last_chunk = run_id, now
 
     def apply(self, frame: dict) -> None:
         kind = frame["type"]
+        if kind == "token" or (kind == "sync.state" and frame["generation"]):
+            self._chunk(frame["run_id"] if kind == "token" else frame["generation"]["run_id"])
         if kind in ("message.created", "generation.finished"):
             message = self.messages[frame["message"]["id"]] = frame["message"]
             if message["role"] == "assistant":  # created comes first, then finished
@@ -99,10 +121,14 @@ async def _session(url: str, headers: dict, client: Client, want: int, deadline:
                     if frame["type"] == "sync.state" and dropped_at is not None:
                         client.reconnects.append(time.monotonic() - dropped_at)
                         dropped_at = None
+                    elif frame["type"] == "sync.state":
+                        client.unasked.append(time.monotonic())
                     client.apply(frame)
         except (websockets.ConnectionClosed, OSError, websockets.InvalidStatus) as exc:
             if isinstance(exc, websockets.InvalidStatus):
                 client.errors.append(f"handshake {exc.response.status_code}")
+            if isinstance(exc, websockets.ConnectionClosed):
+                client.closes.append(exc.rcvd.code if exc.rcvd else 1006)
             dropped_at = dropped_at or time.monotonic()
             await asyncio.sleep(0.05)
         except TimeoutError:
@@ -111,7 +137,7 @@ async def _session(url: str, headers: dict, client: Client, want: int, deadline:
     client.ws = None  # type: ignore[attr-defined]
 
 
-async def _round(front, headers, clients, senders, want, args, kill=None) -> float | None:
+async def _round(front, headers, clients, senders, want, args, fault=None) -> float | None:
     deadline = time.monotonic() + LIMIT
     url = f"ws://127.0.0.1:{front}/ws/conversations/{{}}/"
     tasks = [
@@ -126,10 +152,9 @@ async def _round(front, headers, clients, senders, want, args, kill=None) -> flo
         text = f"hello tokens={args.tokens} rate={args.rate} run=r{want}-{i}"
         await sender.ws.send(json.dumps({"type": "message.send", "content": text}))
     killed_at = None
-    if kill is not None:
+    if fault is not None:  # a coroutine function; answers when the fault happened
         await asyncio.sleep(args.kill_after)
-        kill()
-        killed_at = time.monotonic()
+        killed_at = await fault()
     await asyncio.gather(*tasks)
     return killed_at
 
@@ -246,7 +271,7 @@ def main() -> None:
         procs = {}
         with ExitStack() as stack:
             for name, port in ports.items():
-                cmd = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port)]
+                cmd = [sys.executable, "-m", "chatsite.serve", "-b", "127.0.0.1", "-p", str(port)]
                 procs[name] = stack.enter_context(
                     stream.serve([*cmd, "chatsite.asgi:application"], port, env,
                                  folder / f"daphne-{name}.log")

@@ -118,7 +118,7 @@ def run(database_url: str, messages: int) -> dict[str, object]:
         "DJANGO_SETTINGS_MODULE": "chatsite.settings",
     }
     env.pop("REDIS_URL", None)
-    cmd = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port)]
+    cmd = [sys.executable, "-m", "chatsite.serve", "-b", "127.0.0.1", "-p", str(port)]
     log = open(ROOT / "var" / "bench-export-daphne.log", "w")  # noqa: SIM115
     proc = subprocess.Popen(
         [*cmd, "chatsite.asgi:application"], cwd=ROOT, env=env, stdout=log, stderr=log

@@ -182,7 +182,7 @@ def main() -> None:
     prepare_database(env)
     token, ids = make_fixtures(args.conversations)
     headers = {"Authorization": f"Bearer {token}"}
-    daphne = [sys.executable, "-m", "daphne", "-b", "127.0.0.1"]
+    daphne = [sys.executable, "-m", "chatsite.serve", "-b", "127.0.0.1"]
     llm = [sys.executable, "bench/stream_llm.py", str(llm_port)]
     with (
         serve(llm, llm_port, env, logs / "fanout-llm.log"),

@@ -310,7 +310,7 @@ def main() -> None:
     for _user in range(args.users):
         token, ids = make_fixtures(args.conversations + 1)  # the last: the watched one
         users.append((token, browser_session(token), ids))
-    daphne = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port)]
+    daphne = [sys.executable, "-m", "chatsite.serve", "-b", "127.0.0.1", "-p", str(port)]
     llm_cmd = [sys.executable, "bench/stream_llm.py", str(llm_port)]
     with (
         serve(llm_cmd, llm_port, env, logs / "idle-llm.log"),

@@ -154,7 +154,7 @@ def run(database_url: str, megabytes: int) -> dict[str, object]:
         "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
     }
     env.pop("REDIS_URL", None)
-    cmd = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port)]
+    cmd = [sys.executable, "-m", "chatsite.serve", "-b", "127.0.0.1", "-p", str(port)]
     log = open(ROOT / "var" / "bench-import-daphne.log", "w")  # noqa: SIM115
     proc = subprocess.Popen(
         [*cmd, "chatsite.asgi:application"], cwd=ROOT, env=env, stdout=log, stderr=log

@@ -307,7 +307,7 @@ def main() -> None:
     prepare_database(env)
     token, ids = make_fixtures(args.streams + 1 + 2 * steady_chats)
     headers = {"Authorization": f"Bearer {token}"}
-    daphne = [sys.executable, "-m", "daphne", "-b", "127.0.0.1"]
+    daphne = [sys.executable, "-m", "chatsite.serve", "-b", "127.0.0.1"]
     relay_env = {k: v for k, v in env.items() if k != "REDIS_URL"}
     relay_env["RELAY_LLM_URL"] = env["OPENAI_BASE_URL"]
     out: dict = {"streams": args.streams, "tokens_per_stream": args.tokens}

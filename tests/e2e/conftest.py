@@ -66,7 +66,7 @@ def serve_daphne(var: Path, database_url: str, **overrides: str) -> Iterator[str
     port = _free_port()
     log = open(var / "daphne.log", "w")  # noqa: SIM115 - closed below
     server = subprocess.Popen(
-        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
+        [sys.executable, "-m", "chatsite.serve", "-b", "127.0.0.1", "-p", str(port),
          "chatsite.asgi:application"],
         cwd=ROOT,
         env=env,

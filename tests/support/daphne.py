@@ -64,7 +64,7 @@ def start_daphnes(
     for name in "abcdefgh"[:count]:
         port = free_port()
         log = open(tmp_path / f"daphne-{name}.log", "w")  # noqa: SIM115
-        cmd = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port)]
+        cmd = [sys.executable, "-m", "chatsite.serve", "-b", "127.0.0.1", "-p", str(port)]
         procs.append(
             subprocess.Popen(
                 [*cmd, "chatsite.asgi:application"], cwd=BASE_DIR, env=env, stdout=log, stderr=log
