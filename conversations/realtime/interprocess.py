@@ -28,6 +28,9 @@ PROCESS_ID = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
 # While the channel layer is unreachable (Redis restarting), frames for other processes
 # wait and are retried in order, for at most this long; then they are dropped (logged).
 PUBLISH_RETRY_SECONDS = 30.0
+# A send to the layer that takes longer stops pacing this process's replies: their chunks
+# go on to local sockets without waiting for it (and for any send while it lasts).
+STALLED_SEND_SECONDS = 0.25
 
 
 class Interprocess:
@@ -54,12 +57,15 @@ class Interprocess:
         self._outbox: dict[str, list[dict[str, Any]]] = {}  # group → frames for the layer
         self._outbox_sent: dict[str, list[Callable[[], None]]] = {}  # told once they are out
         self._publisher: asyncio.Task[None] | None = None
+        self._publish_stalled = False  # the layer is failing or slow: senders don't wait
 
     # --- publishing ------------------------------------------------------------------
     def _publish(self, group: str, frame: Any, on_sent: Callable[[], None] | None = None) -> None:
         """Queue a frame for the channel layer; local sockets never wait for it."""
         self._outbox.setdefault(group, []).append(frame)
-        if on_sent is not None:
+        if on_sent is not None and self._publish_stalled:
+            self.loop.call_soon(on_sent)
+        elif on_sent is not None:
             self._outbox_sent.setdefault(group, []).append(on_sent)
         if self._publisher is None or self._publisher.done():
             self._publisher = self.loop.create_task(
@@ -76,10 +82,22 @@ class Interprocess:
             frames = self._outbox.pop(group)
             sent = self._outbox_sent.pop(group, [])
             event = {"type": "chat.frames", "frames": frames, "group": group, "origin": PROCESS_ID}
+            sending = self.loop.create_task(self.layer.group_send(group, event))
             try:
-                await self.layer.group_send(group, event)
+                await asyncio.wait([sending], timeout=STALLED_SEND_SECONDS)
+                if not sending.done():  # Redis slow or restarting (redis-py retries)
+                    self._publish_stalled = True
+                    _tell(sent)
+                    sent = []
+                    await asyncio.wait([sending])
+                sending.result()
                 failing_since = None
+                self._publish_stalled = False
+            except asyncio.CancelledError:
+                sending.cancel()
+                raise
             except Exception as exc:
+                self._publish_stalled = True
                 _tell(sent)  # a Redis outage must not hold back this process's own sockets
                 sent = []
                 if outage_of(exc) is None and not isinstance(exc, OSError):

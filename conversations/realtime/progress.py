@@ -27,6 +27,7 @@ from .redis import get_redis
 logger = logging.getLogger(__name__)
 
 KEY_TTL_SECONDS = 3600  # refreshed by the run's heartbeat; a dead run's keys outlive it
+SLOW_TRIP_SECONDS = 0.25  # a reply waits this long at most for its chunk to reach Redis
 
 
 class ReplyProgress(TypedDict):
@@ -99,15 +100,26 @@ async def aappend(*, conversation_id: Any, append: Append) -> None:
 
 
 class _AppendBatch:
-    """The appends waiting for the next trip to Redis, for one event loop."""
+    """The appends waiting for the next trip to Redis, for one event loop.
+
+    A reply never waits for Redis longer than SLOW_TRIP_SECONDS: a trip still under way
+    then (Redis restarting: redis-py retries until it answers) lets its chunks go on, and
+    until it ends every new chunk goes on at once, its text appended on the next trip (or
+    the whole text written again there, if Redis lost it). The reply's own sockets stream
+    through an outage; a socket elsewhere that misses a chunk meanwhile gets a `sync.state`
+    once Redis is back (realtime/continuity.py).
+    """
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
         self.waiting: list[tuple[str, Append, asyncio.Future[None]]] = []
         self.sender: asyncio.Task[None] | None = None
+        self.slow = False  # a trip outlasted SLOW_TRIP_SECONDS and is still under way
 
     def add(self, conversation_id: str, append: Append) -> asyncio.Future[None]:
         done: asyncio.Future[None] = self.loop.create_future()
+        if self.slow:
+            done.set_result(None)
         self.waiting.append((conversation_id, append, done))
         if self.sender is None or self.sender.done():
             self.sender = self.loop.create_task(self._send())
@@ -116,16 +128,27 @@ class _AppendBatch:
     async def _send(self) -> None:
         while self.waiting:
             trip, self.waiting = self.waiting, []
+            sent = self.loop.create_task(_append_all([(c, a) for c, a, _ in trip]))
             try:
-                await _append_all([(c, a) for c, a, _ in trip])
+                await asyncio.wait([sent], timeout=SLOW_TRIP_SECONDS)
+                if not sent.done():
+                    self.slow = True
+                    _resolve(trip)
+                    await asyncio.wait([sent])
+                sent.result()
             except RedisError as exc:
                 logger.warning("reply progress of %d chunk(s) not recorded: %s", len(trip), exc)
             except Exception:
                 logger.exception("reply progress of %d chunk(s) not recorded", len(trip))
             finally:
-                for _, _, done in trip:
-                    if not done.done():
-                        done.set_result(None)
+                self.slow = False
+                _resolve(trip)
+
+
+def _resolve(trip: list[tuple[str, Append, asyncio.Future[None]]]) -> None:
+    for _, _, done in trip:
+        if not done.done():
+            done.set_result(None)
 
 
 async def _append_all(items: list[tuple[str, Append]]) -> None:
