@@ -13,7 +13,7 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 from django.conf import settings
-from django.db.models import F, Sum
+from django.db.models import F, Q, Sum
 
 from .models import Budget, UsageRollup
 
@@ -66,12 +66,15 @@ def next_month_start(now: datetime) -> datetime:
 
 def budget_limit(user: Any) -> int | None:
     """Return the monthly token budget in force for `user` (None: no limit)."""
-    own = Budget.objects.filter(user_id=user.pk).values_list("monthly_tokens", flat=True)
-    for tokens in own:
-        return tokens or None
-    groups = list(
-        Budget.objects.filter(group__user=user.pk).values_list("monthly_tokens", flat=True)
+    # One statement for both (every claim asks): the user's own budget, else their groups'.
+    rows = Budget.objects.filter(Q(user_id=user.pk) | Q(group__user=user.pk)).values_list(
+        "user_id", "monthly_tokens"
     )
+    found = list(rows)
+    for owner, tokens in found:
+        if owner == user.pk:
+            return tokens or None
+    groups = [tokens for _owner, tokens in found]
     if groups:
         return None if 0 in groups else max(groups)
     return settings.CHAT_MONTHLY_TOKEN_BUDGET or None
