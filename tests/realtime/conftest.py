@@ -16,7 +16,9 @@ from conversations import services
 from conversations.realtime import ratelimit
 from conversations.realtime.hub import aclose_hub
 from conversations.realtime.redis import aclose_redis
+from tests.conftest import require_service
 from tests.support.fake_turn import FakeAgent
+from tests.support.redis_server import RedisServer, redis_available
 
 
 @pytest.fixture
@@ -107,3 +109,12 @@ def stitch(frames: list[dict[str, Any]], run_id: str, text: str = "") -> str:
             assert text[frame["index"] :] == frame["text"][: len(text) - frame["index"]]
             text += frame["text"][len(text) - frame["index"] :]
     return text
+
+
+@pytest.fixture
+def redis_server(tmp_path):
+    """A redis-server of the test's own (no persistence): a test may stop and restart it."""
+    require_service(redis_available(), "redis-server")
+    server = RedisServer(tmp_path).start()
+    yield server
+    server.stop()

@@ -27,20 +27,11 @@ from conversations.models import Conversation
 from core.groups import layer_prefix, user_group
 from tests.conftest import require_service, uses_postgres
 from tests.support.daphne import start_daphnes, stop
-from tests.support.redis_server import RedisServer, redis_available
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 TABS = 4  # per user and process
 QUIET_SECONDS = 1.5  # after the last expected frame: long enough for a duplicate to show
-
-
-@pytest.fixture
-def redis_server(tmp_path):
-    require_service(redis_available(), "redis-server")
-    server = RedisServer(tmp_path).start()
-    yield server
-    server.stop()
 
 
 @pytest.fixture

@@ -17,20 +17,11 @@ from conversations import services
 from tests.conftest import require_service, uses_postgres
 from tests.support.daphne import start_daphnes, stop
 from tests.support.fake_openai import FakeOpenAI
-from tests.support.redis_server import RedisServer, redis_available
 from tests.support.sockets import close_code, frame_of
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 OUTAGE_SECONDS = 12.0
-
-
-@pytest.fixture
-def redis_server(tmp_path):
-    require_service(redis_available(), "redis-server")
-    server = RedisServer(tmp_path).start()
-    yield server
-    server.stop()
 
 
 @pytest.fixture
