@@ -17,9 +17,9 @@ error a client saw. The watchdog's window: `--stale` (CHAT_RUN_STALE_SECONDS, 10
 `--kill-after` seconds in it is killed and, `--redis-down` seconds later, started empty on
 the same port. The same figures ("stored_before_kill": before Redis went down), plus
 "fault", the longest pause between two chunks of one reply on each socket (p50/p99 over
-sockets, max), the sockets sent a `sync.state` they did not ask for after the restart,
-the close codes of dropped sockets, and the time from the kill of Redis until the last
-reply of the first round was stored (negative: all were stored before it).
+sockets, max; and over the sockets on the process running their reply), the sockets sent
+a `sync.state` they did not ask for after the restart, the close codes of dropped sockets,
+and the time from the kill of Redis until the first round's last reply was stored.
 
 Needs PostgreSQL, Redis and HAProxy; DATABASE_URL (default .../chatsite_cluster_bench,
 created and migrated if missing), REDIS_URL (default db 15). Only 127.0.0.1.
@@ -38,7 +38,7 @@ import signal
 import sys
 import tempfile
 import time
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import websockets
@@ -52,6 +52,7 @@ from tests.support.haproxy import start_haproxy
 
 LIMIT = 240.0  # seconds for the whole load; every loop below is bounded by it
 NAMES = ("a", "b", "c")
+MARKER = "bench:before-restart"  # set before Redis is killed: gone after, or it was no restart
 
 
 class Client:
@@ -70,6 +71,7 @@ class Client:
         self.unasked: list[float] = []  # when a sync.state came that this socket did not ask for
         self.last_run, self.last_chunk = "", 0.0  # the last text: its run, when
         self.longest_pause = 0.0  # between two chunks of one reply (a sync.state's text counts)
+        self.served_by = ""  # the process of its first socket (HAProxy's X-Served-By)
 
     def _chunk(self, run_id: str) -> None:
         now = time.monotonic()
@@ -115,6 +117,7 @@ async def _session(url: str, headers: dict, client: Client, want: int, deadline:
                     seq = max((m["sequence_number"] for m in client.messages.values()), default=0)
                     await ws.send(json.dumps({"type": "sync", "after": seq}))
                 client.ws = ws  # type: ignore[attr-defined]
+                client.served_by = client.served_by or ws.response.headers.get("X-Served-By", "")
                 while len(client.replies()) < want:
                     left = deadline - time.monotonic()
                     frame = json.loads(await asyncio.wait_for(ws.recv(), max(left, 0.1)))
@@ -238,6 +241,88 @@ def _report(args, ids, clients, before, after, killed_at, victim) -> dict:
     }
 
 
+def _last_stored(ids: list[str]) -> float | None:
+    """Return when (epoch seconds) the conversations' latest reply was stored."""
+    import psycopg
+
+    query = (
+        "SELECT extract(epoch FROM max(created_at))::float FROM conversations_message"
+        " WHERE role = 'assistant' AND conversation_id::text = ANY(%s)"
+    )
+    with psycopg.connect(os.environ["DATABASE_URL"], autocommit=True) as conn:
+        return conn.execute(query, (ids,)).fetchone()[0]
+
+
+@contextmanager
+def _own_redis(folder: Path, port: int):
+    """Run the cluster's redis-server (no persistence) on `port`; always stop it."""
+    # Imports Django's settings (tests/support/daphne.py): REDIS_URL must name `port` by then.
+    from tests.support.redis_server import RedisServer
+
+    (folder / "redis").mkdir()
+    redis = RedisServer(folder / "redis")
+    redis.port, redis.url = port, f"redis://127.0.0.1:{port}/0"  # the port chosen before
+    try:
+        yield redis.start()
+    finally:
+        redis.stop()
+
+
+def _restarter(redis, before: dict, ids: list[str], args, facts: dict):
+    """Return the redis-restart fault: note what is stored, kill Redis, start it empty."""
+    from redis import Redis
+
+    def probe(command: str, *values: str):
+        with Redis.from_url(redis.url, socket_timeout=5) as client:  # a new connection
+            return getattr(client, command)(MARKER, *values)
+
+    async def restart() -> float:
+        # In threads: the sockets' reading (and their pauses) must not wait for these.
+        before.update(await asyncio.to_thread(_stored, ids))
+        await asyncio.to_thread(probe, "set", "1")
+        restarted_at, facts["restarted_wall"] = time.monotonic(), time.time()
+        await asyncio.to_thread(redis.stop)
+        await asyncio.sleep(args.redis_down)
+        await asyncio.to_thread(redis.start)
+        facts["empty_after"] = await asyncio.to_thread(probe, "get") is None
+        return restarted_at
+
+    return restart
+
+
+def _redis_report(args, clients: list[Client], facts: dict, restarted_at: float) -> dict:
+    pauses = [c.longest_pause for c in clients]
+    # Sockets on the process running their first reply: it streams on through the outage.
+    owners, pids = _owners([c.conversation_id for c in clients]), facts["pids"]
+    own = [
+        c.longest_pause
+        for c in clients
+        if c.replies()
+        and pids.get(c.served_by.removesuffix("-open"), "?") in owners.get(c.replies()[0]["id"], "")
+    ]
+    closes = [code for c in clients for code in c.closes]
+    last = facts["last_stored"]
+    return {
+        "redis_down_s": args.redis_down,
+        "redis_empty_after_restart": facts["empty_after"],
+        "longest_pause_ms": {
+            "p50": stream.pct(pauses, 0.5),
+            "p99": stream.pct(pauses, 0.99),
+            "max": round(max(pauses) * 1000, 1),
+        },
+        "longest_pause_ms_on_reply_process": (
+            {"p50": stream.pct(own, 0.5), "max": stream.pct(own, 1), "sockets": len(own)}
+            if own
+            else None
+        ),
+        "unasked_sync_after_restart": sum(
+            1 for c in clients if any(t > restarted_at for t in c.unasked)
+        ),
+        "closed": {str(code): closes.count(code) for code in sorted(set(closes))},
+        "all_stored_after_restart_s": round(last - facts["restarted_wall"], 2) if last else None,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sockets", type=int, default=600)
@@ -247,7 +332,10 @@ def main() -> None:
     parser.add_argument("--kill-after", type=float, default=5.0)
     # 5 s took one live run for dead on the loaded 2-core machine (its beat came late).
     parser.add_argument("--stale", type=float, default=10.0)
+    parser.add_argument("--fault", choices=("kill", "redis-restart"), default="kill")
+    parser.add_argument("--redis-down", type=float, default=2.0)
     args = parser.parse_args()
+    restart = args.fault == "redis-restart"
     folder = Path(tempfile.mkdtemp(prefix="bench-cluster-"))
     llm_port, front = stream.free_port(), stream.free_port()
     env = {
@@ -256,9 +344,18 @@ def main() -> None:
         "CHAT_RUN_HEARTBEAT_SECONDS": "1",
         "CHAT_SYNC_RATE_LIMIT": "100000/m",  # one bench user owns every socket
     }
+    redis_port = stream.free_port() if restart else 0
+    if restart:  # every process, and this one, on the bench's own Redis
+        env["REDIS_URL"] = f"redis://127.0.0.1:{redis_port}/0"
     os.environ.update(env)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "chatsite.settings")
-    stream.prepare_database(env)
+    with ExitStack() as stack:
+        redis = stack.enter_context(_own_redis(folder, redis_port)) if restart else None
+        stream.prepare_database(env)
+        _run(args, folder, env, llm_port, front, redis)
+
+
+def _run(args, folder: Path, env: dict, llm_port: int, front: int, redis) -> None:
     token, ids = stream.make_fixtures(args.streams)
     headers = {"Authorization": f"Bearer {token}"}
     per = args.sockets // args.streams
@@ -279,15 +376,25 @@ def main() -> None:
             haproxy = start_haproxy(folder, front, ports)
             stack.callback(haproxy.terminate)
             before: dict = {}
+            facts: dict = {"pids": {name: f"-{proc.pid}-" for name, proc in procs.items()}}
 
-            def kill() -> None:
+            async def kill() -> float:
                 before.update(_stored(ids))
                 os.kill(procs["a"].pid, signal.SIGKILL)
+                return time.monotonic()
 
-            killed_at = asyncio.run(_round(front, headers, clients, senders, 1, args, kill))
+            fault = kill if redis is None else _restarter(redis, before, ids, args, facts)
+            killed_at = asyncio.run(_round(front, headers, clients, senders, 1, args, fault))
+            if redis is not None:  # only the first round's replies are stored yet
+                facts["last_stored"] = _last_stored(ids)
             asyncio.run(_round(front, headers, clients, senders, 2, args))
             after = _stored(ids)
-    print(json.dumps(_report(args, ids, clients, before, after, killed_at, procs["a"].pid)))
+    victim = procs["a"].pid if redis is None else None
+    report = _report(args, ids, clients, before, after, killed_at, victim)
+    if redis is not None:
+        extra = _redis_report(args, clients, facts, killed_at)
+        report = {"fault": "redis-restart", **report, **extra}
+    print(json.dumps(report))
 
 
 if __name__ == "__main__":
