@@ -54,6 +54,10 @@ class Interprocess:
         self._subscribed: set[str] = set()
         self._channel: str | None = None
         self._receiver: asyncio.Task[None] | None = None
+        # Subscriptions made at the same moment (a burst of joins, a resubscription) share
+        # one channel and one receiver: each made its own, and the extra receivers were
+        # never cancelled (pending at shutdown after every Redis restart).
+        self._opening_channel = asyncio.Lock()
         self._outbox: dict[str, list[dict[str, Any]]] = {}  # group → frames for the layer
         self._outbox_sent: dict[str, list[Callable[[], None]]] = {}  # told once they are out
         self._publisher: asyncio.Task[None] | None = None
@@ -134,15 +138,21 @@ class Interprocess:
             return
         self._subscribed.add(key)
         try:
-            if self._channel is None:
-                self._channel = await self.layer.new_channel()
-                self._receiver = self.loop.create_task(
-                    self._receive(self._channel), context=rls.unscoped_context()
-                )
-            await self.layer.group_add(_group_of(key), self._channel)
+            await self.layer.group_add(_group_of(key), await self._own_channel())
         except BaseException:
             self._subscribed.discard(key)
             raise
+
+    async def _own_channel(self) -> str:
+        """Return this process's layer channel, opening it (and its receiver) once."""
+        async with self._opening_channel:
+            if self._channel is None:
+                channel = await self.layer.new_channel()
+                self._receiver = self.loop.create_task(
+                    self._receive(channel), context=rls.unscoped_context()
+                )
+                self._channel = channel
+            return self._channel
 
     async def resubscribe(self) -> None:
         """Subscribe to every conversation with local sockets or runs, and every user with
