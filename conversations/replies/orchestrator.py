@@ -23,7 +23,7 @@ from django.utils.translation import gettext as _
 from agent.events import AgentEvent, FinishedEvent
 from agent.runner import Turn
 from agent.steps import thinking_step
-from core import rls
+from core import heap, rls
 from core.db_async import db_async
 from core.errors import Invalid, NotFound
 from core.llm_catalog import acheck_model
@@ -340,6 +340,7 @@ class ReplyRunner:
             if result is not None and result.stored_now:
                 announce_reply(result, usage=finished["usage"] if finished else None)
                 self._follow_up(result)
+                heap.settle_once()  # the reply path's modules and caches are loaded now
             elif result is None:  # the conversation is gone (deleted before or meanwhile)
                 self.deleted = True
                 events.publish(None, conversation_id=self.key, clear_run=self.run_id)
