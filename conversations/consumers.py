@@ -74,31 +74,71 @@ def _describe(exc: ValueError) -> str:
 
 class ScopedConsumer(AsyncWebsocketConsumer):
     """A signed-in user's socket: every event runs in the user's RLS scope (core/rls.py),
-    and `connect` is the same prologue for every kind (accept, then 4401 or `opened`)."""
+    and `connect` is the same prologue for every kind (4401, or `opened`).
+
+    The client sees the socket open only once it is in the hub's fan-out (and the channel
+    layer subscription for it is live): a frame published after that reaches it. (Accepted
+    first, a socket missed what was published while it looked the conversation up and
+    joined: a rename made right after the socket opened never reached it.) Frames the hub
+    hands over before `open()` wait for it; a close before it accepts first, since a close
+    before accept reaches the client as a bare 403.
+    """
 
     token_id: int | None = None
     is_closed = False
+    accepted = False
+    _held: list[tuple[str, str]] | None = None  # frames handed over before `open()`
 
     async def connect(self) -> None:
-        """Accept, then close 4401 for a visitor or go on with `opened(user)`."""
-        # Accept first: a close before accept reaches the client as a bare 403.
-        await self.accept()
+        """Close 4401 for a visitor or go on with `opened(user)`."""
         user = self.scope.get("user")
         if user is None or not user.is_authenticated:
             await self.close_with(CLOSE_NOT_LOGGED_IN)
             return
         # A socket opened with an API token closes (4401) once that token is revoked.
         self.token_id = self.scope.get("token_id")
+        self._held = []
         await self.opened(user)
 
     async def opened(self, user: Any) -> None:
-        """Set the socket up for its signed-in `user` (or close it with a reason)."""
+        """Join the hub for its signed-in `user`, then `open()` (or close it with a reason)."""
         raise NotImplementedError
+
+    async def open(self) -> None:
+        """Accept the socket, then send what the hub handed it meanwhile, in order."""
+        await self.accept()
+        held = self._held
+        while held and not self.is_closed:  # frames handed over meanwhile queue behind
+            text, frame_type = held.pop(0)
+            await self.send_delivered(text, frame_type)
+        self._held = None
+
+    async def accept(self, subprotocol: Any = None, headers: Any = None) -> None:
+        self.accepted = True
+        await super().accept(subprotocol, headers)
+
+    async def close(self, code: Any = None, reason: Any = None) -> None:
+        if not self.accepted:  # a close before accept reaches the client as a bare 403
+            await self.accept()
+        await super().close(code, reason)
 
     async def close_with(self, code: int) -> None:
         """Close the socket with an application close code."""
         self.is_closed = True
         await self.close(code=code)
+
+    async def deliver(self, text: str, frame_type: str) -> None:
+        """Send a frame the hub fanned out (kept until `open()` if it comes before)."""
+        if self.is_closed:
+            return
+        if self._held is not None:
+            self._held.append((text, frame_type))
+            return
+        await self.send_delivered(text, frame_type)
+
+    async def send_delivered(self, text: str, frame_type: str) -> None:
+        """Send a frame the hub fanned out, the socket being open."""
+        raise NotImplementedError
 
     async def dispatch(self, message: Any) -> None:
         with rls.using(rls.scope_for_user(self.scope.get("user"))):
@@ -136,6 +176,7 @@ class ConversationConsumer(ScopedConsumer):
         self.conversation_id = str(conversation.pk)
         hub = get_hub()
         await hub.join(self.conversation_id, self)
+        await self.open()
         if conversation.temporary:
             self.temporary_owner = conversation.created_by_id
             await temporary.asocket_opened(self.conversation_id)
@@ -251,7 +292,7 @@ class ConversationConsumer(ScopedConsumer):
         return False
 
     # --- sending -------------------------------------------------------------------------
-    async def deliver(self, text: str, frame_type: str) -> None:
+    async def send_delivered(self, text: str, frame_type: str) -> None:
         """Send a frame the hub fanned out; a deleted conversation closes the socket, and
         so does a client that left more than CHAT_SOCKET_BACKLOG_BYTES unread (1013)."""
         if self.is_closed:
@@ -294,6 +335,7 @@ class UserConsumer(ScopedConsumer):
         if self.token_id is not None:
             hub.listeners.add(self)
         ensure_watchdog(hub)  # it also subscribes again after a Redis outage
+        await self.open()
 
     async def disconnect(self, code: int) -> None:
         """Leave the user's list sockets."""
@@ -315,7 +357,7 @@ class UserConsumer(ScopedConsumer):
             await self.send(text_data=dumps(events.error("invalid", "Only `ping` is accepted.")))
 
     # --- sending -------------------------------------------------------------------------
-    async def deliver(self, text: str, frame_type: str) -> None:
+    async def send_delivered(self, text: str, frame_type: str) -> None:
         """Send a list frame the hub fanned out."""
         if not self.is_closed:
             await self.send(text_data=text)

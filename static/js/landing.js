@@ -71,7 +71,11 @@ const composer = initComposer({
 });
 composer.input.focus();
 
-// A preset's starter prompts: one click sends it as the first message.
+// A preset's starter prompts: one click sends it as the first message. (They also submit
+// a plain form, which starts the chat when clicked before this module has run.)
 for (const button of document.querySelectorAll("[data-starter]")) {
-  button.addEventListener("click", () => start(button.dataset.starter));
+  button.addEventListener("click", (event) => {
+    event.preventDefault();
+    start(button.dataset.starter);
+  });
 }
