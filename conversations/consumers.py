@@ -18,6 +18,7 @@ from accounts.tokens import live_token_ids
 from core import rls, schemas
 from core.db_async import db_async
 from core.errors import NotFound, RateLimited, SensitiveInfo, ServiceError
+from core.ids import parse_uuid
 from core.unavailable import close_socket_on_outage
 
 from . import events, temporary
@@ -78,16 +79,19 @@ class ScopedConsumer(AsyncWebsocketConsumer):
 
     The client sees the socket open only once it is in the hub's fan-out (and the channel
     layer subscription for it is live): a frame published after that reaches it. (Accepted
-    first, a socket missed what was published while it looked the conversation up and
-    joined: a rename made right after the socket opened never reached it.) Frames the hub
-    hands over before `open()` wait for it; a close before it accepts first, since a close
-    before accept reaches the client as a bare 403.
+    before it joined, a socket missed what was published meanwhile: a rename made right
+    after the socket opened never reached it.) Its database checks come after the accept,
+    so a loaded process never keeps a handshake waiting behind other queries (Daphne drops
+    one after 5 s: 330 of 800 sockets at 400 replies streaming, bench/capacity.py); frames
+    the hub hands over until `release()` are held, and dropped if the socket is refused.
+    A close before the accept accepts first: a close before accept reaches the client as
+    a bare 403.
     """
 
     token_id: int | None = None
     is_closed = False
     accepted = False
-    _held: list[tuple[str, str]] | None = None  # frames handed over before `open()`
+    _held: list[tuple[str, str]] | None = None  # frames handed over before `release()`
 
     async def connect(self) -> None:
         """Close 4401 for a visitor or go on with `opened(user)`."""
@@ -101,12 +105,13 @@ class ScopedConsumer(AsyncWebsocketConsumer):
         await self.opened(user)
 
     async def opened(self, user: Any) -> None:
-        """Join the hub for its signed-in `user`, then `open()` (or close it with a reason)."""
+        """Join the hub for its signed-in `user`, accept, check, then `release()` (or close
+        it with a reason)."""
         raise NotImplementedError
 
-    async def open(self) -> None:
-        """Accept the socket, then send what the hub handed it meanwhile, in order."""
-        await self.accept()
+    async def release(self) -> None:
+        """Send what the hub handed the socket while it was being checked, in order; from
+        now on frames go straight out."""
         held = self._held
         while held and not self.is_closed:  # frames handed over meanwhile queue behind
             text, frame_type = held.pop(0)
@@ -123,8 +128,9 @@ class ScopedConsumer(AsyncWebsocketConsumer):
         await super().close(code, reason)
 
     async def close_with(self, code: int) -> None:
-        """Close the socket with an application close code."""
+        """Close the socket with an application close code (nothing held is sent)."""
         self.is_closed = True
+        self._held = None
         await self.close(code=code)
 
     async def deliver(self, text: str, frame_type: str) -> None:
@@ -163,20 +169,27 @@ class ConversationConsumer(ScopedConsumer):
 
     # --- socket handlers ---------------------------------------------------------------
     async def opened(self, user: Any) -> None:
-        """Close 4404 or join the conversation's fan-out."""
-        conversation_id = self.scope["url_route"]["kwargs"]["conversation_id"]
+        """Join the conversation's fan-out, accept, then close 4404 or let its frames out."""
+        conversation_id = parse_uuid(self.scope["url_route"]["kwargs"]["conversation_id"])
+        if conversation_id is None:
+            await self.close_with(CLOSE_NOT_FOUND)
+            return
+        hub = get_hub()
+        # Joined before the client sees it open; its frames are held until the check below.
+        self.conversation_id = str(conversation_id)
+        await hub.join(self.conversation_id, self)
+        await self.accept()
         try:
             conversation = await aget_conversation_for_user(
                 user=user, conversation_id=conversation_id
             )
         except NotFound:
-            await self.close_with(CLOSE_NOT_FOUND)
+            self.conversation_id = None
+            await hub.leave(str(conversation_id), self)
+            await self.close_with(CLOSE_NOT_FOUND)  # what it held was never its to see
             return
         self.user = user
-        self.conversation_id = str(conversation.pk)
-        hub = get_hub()
-        await hub.join(self.conversation_id, self)
-        await self.open()
+        await self.release()
         if conversation.temporary:
             self.temporary_owner = conversation.created_by_id
             await temporary.asocket_opened(self.conversation_id)
@@ -335,7 +348,8 @@ class UserConsumer(ScopedConsumer):
         if self.token_id is not None:
             hub.listeners.add(self)
         ensure_watchdog(hub)  # it also subscribes again after a Redis outage
-        await self.open()
+        await self.accept()
+        await self.release()
 
     async def disconnect(self, code: int) -> None:
         """Leave the user's list sockets."""

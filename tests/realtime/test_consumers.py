@@ -9,7 +9,14 @@ from channels.db import database_sync_to_async
 
 from conversations.models import Conversation, Message, ReplyRun
 
-from .conftest import connected, make_conversation, make_token, receive, receive_until
+from .conftest import (
+    connected,
+    make_conversation,
+    make_token,
+    open_socket,
+    receive,
+    receive_until,
+)
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("flush_redis")]
 
@@ -332,3 +339,54 @@ async def test_a_registration_number_is_refused_with_where_then_stored_when_conf
     assert frames[0]["type"] == "message.created"
     assert frames[0]["message"]["metadata"]["sensitive"] == ["rrn"]
     await comm.disconnect()
+
+
+def slow_check(monkeypatch, seconds: float) -> asyncio.Event:
+    """Make the socket's access check take `seconds`; return an event set when it starts."""
+    from conversations import consumers
+
+    checking, real = asyncio.Event(), consumers.aget_conversation_for_user
+
+    async def slow(**kwargs):
+        checking.set()
+        await asyncio.sleep(seconds)
+        return await real(**kwargs)
+
+    monkeypatch.setattr(consumers, "aget_conversation_for_user", slow)
+    return checking
+
+
+async def test_a_rename_made_while_the_socket_is_checked_reaches_it(alice, monkeypatch):
+    from conversations import services
+
+    token, conversation = await make_token(alice), await make_conversation(alice)
+    checking = slow_check(monkeypatch, 0.5)
+    comm = open_socket(conversation.id, token=token)
+    connecting = asyncio.ensure_future(comm.connect())
+    await checking.wait()  # open to the client; its check not done
+    assert (await connecting)[0]
+    await database_sync_to_async(services.rename_conversation)(
+        conversation=conversation, title="Renamed meanwhile"
+    )
+    frame = await receive(comm)  # held during the check, then sent
+    assert frame["type"] == "conversation.updated"
+    assert frame["conversation"]["title"] == "Renamed meanwhile"
+    await comm.disconnect()
+
+
+async def test_a_stranger_hears_nothing_of_what_happened_while_he_was_checked(
+    alice, bob, monkeypatch
+):
+    from conversations import services
+
+    conversation = await make_conversation(alice)
+    checking = slow_check(monkeypatch, 0.5)
+    comm = open_socket(conversation.id, token=await make_token(bob))
+    connecting = asyncio.ensure_future(comm.connect())
+    await checking.wait()
+    await database_sync_to_async(services.rename_conversation)(
+        conversation=conversation, title="Alice's secret plan"
+    )
+    assert (await connecting)[0]  # accepted, so that the client sees the close code
+    assert (await comm.receive_output(timeout=3)) == {"type": "websocket.close", "code": 4404}
+    assert await comm.receive_nothing(timeout=0.3)
