@@ -77,15 +77,17 @@ class ScopedConsumer(AsyncWebsocketConsumer):
     """A signed-in user's socket: every event runs in the user's RLS scope (core/rls.py),
     and `connect` is the same prologue for every kind (4401, or `opened`).
 
-    The client sees the socket open only once it is in the hub's fan-out (and the channel
-    layer subscription for it is live): a frame published after that reaches it. (Accepted
-    before it joined, a socket missed what was published meanwhile: a rename made right
-    after the socket opened never reached it.) Its database checks come after the accept,
-    so a loaded process never keeps a handshake waiting behind other queries (Daphne drops
-    one after 5 s: 330 of 800 sockets at 400 replies streaming, bench/capacity.py); frames
-    the hub hands over until `release()` are held, and dropped if the socket is refused.
-    A close before the accept accepts first: a close before accept reaches the client as
-    a bare 403.
+    The client sees the socket open only once it is in its process's fan-out: a frame
+    posted here after that reaches it. (Accepted before it joined, a socket missed what was
+    posted meanwhile: a rename made right after the socket opened never reached it.) Its
+    database check and its channel-layer subscription come after the accept, so a loaded
+    process never keeps a handshake waiting behind other queries or Redis (Daphne drops
+    one after 5 s: 330 of 800 sockets at 400 replies streaming, bench/capacity.py, with
+    the check before the accept); frames handed over until `release()` are held, and
+    dropped if the socket is refused. Another process's frame posted in the moment
+    between the accept and the subscription is not heard: a client that opens a socket
+    asks `sync` for what it may have missed (docs/websocket-protocol.md). A close before
+    the accept accepts first: a close before accept reaches the client as a bare 403.
     """
 
     token_id: int | None = None
@@ -175,10 +177,12 @@ class ConversationConsumer(ScopedConsumer):
             await self.close_with(CLOSE_NOT_FOUND)
             return
         hub = get_hub()
-        # Joined before the client sees it open; its frames are held until the check below.
+        # In this process's fan-out before the client sees it open (its frames are held
+        # until the check below); other processes' frames once the subscription is live.
         self.conversation_id = str(conversation_id)
-        await hub.join(self.conversation_id, self)
+        hub.enter(self.conversation_id, self)
         await self.accept()
+        await hub.join(self.conversation_id, self)
         try:
             conversation = await aget_conversation_for_user(
                 user=user, conversation_id=conversation_id

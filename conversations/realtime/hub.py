@@ -88,11 +88,15 @@ class Hub(Continuity, Delivery, Interprocess, Lists):
         self._init_lists()
 
     # --- sockets and runs ----------------------------------------------------------
+    def enter(self, conversation_id: Any, sock: LocalSocket) -> None:
+        """Deliver the frames posted in this process for the conversation to `sock` from
+        now on (`join` hears the other processes' too)."""
+        self.sockets.setdefault(str(conversation_id), set()).add(sock)
+
     async def join(self, conversation_id: Any, sock: LocalSocket) -> None:
         """Deliver the conversation's frames to `sock` from now on."""
-        key = str(conversation_id)
-        self.sockets.setdefault(key, set()).add(sock)
-        await self._subscribe(key)
+        self.enter(conversation_id, sock)
+        await self._subscribe(str(conversation_id))
 
     async def leave(self, conversation_id: Any, sock: LocalSocket) -> None:
         """Stop delivering to `sock`."""
