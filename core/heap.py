@@ -4,11 +4,12 @@ Once a process has answered its first reply it holds about 330,000 objects that 
 long as it does (Django, LangChain and LangGraph, pydantic schemas, the compiled graph,
 module state). Python's full (generation-2) collection walks every one of them, although
 none is garbage: measured in one Daphne process streaming 100 replies (bench/capacity.py,
-a `gc.callbacks` timer), 7 full passes a minute of 66–265 ms each, every stream stalled
-meanwhile; with those objects frozen, 36–53 ms. So after the first reply is stored they are
-moved out of the collector's sight (`gc.freeze`), once per process. A frozen object that is
-later dropped is still freed by reference counting; only a reference cycle among frozen
-objects would be kept, and what is in flight at that moment is one reply's worth, once.
+a `gc.callbacks` timer and a loop-lag probe), several full passes a minute of 195–269 ms
+each, every stream stalled meanwhile; with those objects frozen, 24–78 ms. So after the
+first reply is stored they are moved out of the collector's sight (`gc.freeze`), once per
+process. A frozen object that is later dropped is still freed by reference counting; only
+a reference cycle among frozen objects would be kept, and what is in flight at that moment
+is one reply's worth, once.
 """
 
 from __future__ import annotations
