@@ -1,12 +1,11 @@
 """The reply run's one owner: claim → stream → store and free the slot → announce → follow-ups.
 
-Every websocket `message.send`, API `POST …/messages` and terminal chat line goes through
-`start_reply`. The run is a task owned by the process (its hub), not by the socket that
-asked: it keeps running when that socket closes. However it ends (finished, stopped,
-failed, the process shutting down) `ReplyRun._finish` stores the reply and frees the
-conversation's slot in one transaction, then announces it once. Nothing else stores or
-announces a reply. A run whose conversation is deleted is cancelled and stores nothing.
-Follow-ups (the automatic summary) run as separate tasks after the announcement.
+Every websocket `message.send`, API `POST …/messages` and chat command goes through `start_reply`.
+The run is a task owned by the process, not by the socket that asked: it keeps running when that
+socket closes. However it ends (finished, stopped, failed, the process shutting down)
+`ReplyRun._finish` stores the reply and frees the conversation's slot in one transaction, then
+announces it once. Nothing else stores or announces a reply. A run whose conversation is deleted is
+cancelled and stores nothing. Follow-ups (the summary) are tasks started after it.
 """
 
 from __future__ import annotations
