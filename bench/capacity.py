@@ -22,7 +22,7 @@ Loopback only. DATABASE_URL (default .../chatsite_capacity, created and migrated
 missing) and REDIS_URL (default db 10).
 
     uv run python bench/capacity.py [--steps 25,50,100,200,400,800] [--stop-after-fail]
-        [--arrivals spread|burst] [--per 2] [--tokens 300] [--rate 20]
+        [--arrivals spread|burst] [--per 2] [--tokens 300] [--rate 20] [--target app|relay]
         [--py-spy /tmp/capacity.svg,/tmp/capacity.txt --py-spy-step 50]
 """
 
@@ -143,7 +143,13 @@ def run_step(n: int, ctx: dict, args: argparse.Namespace) -> dict:
         "timed_out",
         "errors",
     )
-    line = {"step": n, "arrivals": args.arrivals, "chats": n * per, "tok_s": args.rate}
+    line = {
+        "step": n,
+        "target": args.target,
+        "arrivals": args.arrivals,
+        "chats": n * per,
+        "tok_s": args.rate,
+    }
     line["tokens"] = args.tokens
     line |= {k: result[k] for k in keep if result.get(k) not in (None, [])}
     line |= {
@@ -166,6 +172,7 @@ def main() -> None:
     parser.add_argument("--per", type=int, default=2, help="chats in a row per person (spread)")
     parser.add_argument("--tokens", type=int, default=300)
     parser.add_argument("--rate", type=int, default=20)
+    parser.add_argument("--target", choices=("app", "relay"), default="app")
     parser.add_argument("--pause", type=float, default=3.0, help="seconds between steps")
     parser.add_argument("--py-spy", help="files to record the server's stacks to (.svg, .txt)")
     parser.add_argument("--py-spy-step", type=int, help="the step to profile")
@@ -174,18 +181,24 @@ def main() -> None:
     fd_limit = raise_fd_limit()
     logs = Path(os.environ.get("BENCH_LOG_DIR", "/tmp"))
     llm_port, app_port = free_port(), free_port()
-    env = app_env(llm_port)
+    env = app_env(llm_port) | {"RELAY_LLM_URL": f"http://127.0.0.1:{llm_port}/v1"}
     os.environ.update(env)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "chatsite.settings")
-    prepare_database(env)
-    per = args.per if args.arrivals == "spread" else 1
-    token, ids = make_fixtures(sum(steps) * per + 1)  # the first: a warm-up chat
     daphne = [sys.executable, "-m", "chatsite.serve", "-b", "127.0.0.1", "-p", str(app_port)]
+    if args.target == "relay":
+        token, ids, asgi = "", [], "bench.stream_relay:application"
+        url_of = lambda i: f"ws://127.0.0.1:{app_port}/ws/relay/"  # noqa: E731
+    else:
+        prepare_database(env)
+        per = args.per if args.arrivals == "spread" else 1
+        token, ids = make_fixtures(sum(steps) * per + 1)  # the first: a warm-up chat
+        asgi = "chatsite.asgi:application"
+        url_of = lambda i: f"ws://127.0.0.1:{app_port}/ws/conversations/{ids[i]}/"  # noqa: E731
     llm_cmd = [sys.executable, "bench/stream_llm.py", str(llm_port)]
     lines: list[dict] = []
     with (
         serve(llm_cmd, llm_port, env, logs / "capacity-llm.log") as llm,
-        serve([*daphne, "chatsite.asgi:application"], app_port, env, logs / "capacity.log") as app,
+        serve([*daphne, asgi], app_port, env, logs / f"capacity-{args.target}.log") as app,
     ):
         print(json.dumps({"daphne_pid": app.pid, "fd_limit": fd_limit}), file=sys.stderr)
         ctx = {
@@ -193,7 +206,7 @@ def main() -> None:
             "llm": llm.pid,
             "llm_port": llm_port,
             "headers": {"Authorization": f"Bearer {token}"},
-            "url_of": lambda i: f"ws://127.0.0.1:{app_port}/ws/conversations/{ids[i]}/",
+            "url_of": url_of,
             "used": 1,
         }
         warm = steady(ctx["url_of"], ctx["headers"], llm_port, users=1, per=1, tokens=20, rate=1000)
@@ -213,7 +226,8 @@ def main() -> None:
         knee = line["step"]
     bar = {"added_latency_p99_ms_below": KNEE_P99_MS, "tokens_lost": 0}
     steps_run = [x["step"] for x in lines]
-    print(json.dumps({"knee": knee, "arrivals": args.arrivals, "bar": bar, "steps_run": steps_run}))
+    summary = {"knee": knee, "target": args.target, "arrivals": args.arrivals, "bar": bar}
+    print(json.dumps(summary | {"steps_run": steps_run}))
 
 
 if __name__ == "__main__":
