@@ -38,7 +38,7 @@ import signal
 import sys
 import tempfile
 import time
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from pathlib import Path
 
 import websockets
@@ -47,12 +47,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/chatsite_cluster_bench")
 os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/15")
 
-from bench import stream
+from bench import cluster_redis, stream
 from tests.support.haproxy import start_haproxy
 
 LIMIT = 240.0  # seconds for the whole load; every loop below is bounded by it
 NAMES = ("a", "b", "c")
-MARKER = "bench:before-restart"  # set before Redis is killed: gone after, or it was no restart
 
 
 class Client:
@@ -241,88 +240,6 @@ def _report(args, ids, clients, before, after, killed_at, victim) -> dict:
     }
 
 
-def _last_stored(ids: list[str]) -> float | None:
-    """Return when (epoch seconds) the conversations' latest reply was stored."""
-    import psycopg
-
-    query = (
-        "SELECT extract(epoch FROM max(created_at))::float FROM conversations_message"
-        " WHERE role = 'assistant' AND conversation_id::text = ANY(%s)"
-    )
-    with psycopg.connect(os.environ["DATABASE_URL"], autocommit=True) as conn:
-        return conn.execute(query, (ids,)).fetchone()[0]
-
-
-@contextmanager
-def _own_redis(folder: Path, port: int):
-    """Run the cluster's redis-server (no persistence) on `port`; always stop it."""
-    # Imports Django's settings (tests/support/daphne.py): REDIS_URL must name `port` by then.
-    from tests.support.redis_server import RedisServer
-
-    (folder / "redis").mkdir()
-    redis = RedisServer(folder / "redis")
-    redis.port, redis.url = port, f"redis://127.0.0.1:{port}/0"  # the port chosen before
-    try:
-        yield redis.start()
-    finally:
-        redis.stop()
-
-
-def _restarter(redis, before: dict, ids: list[str], args, facts: dict):
-    """Return the redis-restart fault: note what is stored, kill Redis, start it empty."""
-    from redis import Redis
-
-    def probe(command: str, *values: str):
-        with Redis.from_url(redis.url, socket_timeout=5) as client:  # a new connection
-            return getattr(client, command)(MARKER, *values)
-
-    async def restart() -> float:
-        # In threads: the sockets' reading (and their pauses) must not wait for these.
-        before.update(await asyncio.to_thread(_stored, ids))
-        await asyncio.to_thread(probe, "set", "1")
-        restarted_at, facts["restarted_wall"] = time.monotonic(), time.time()
-        await asyncio.to_thread(redis.stop)
-        await asyncio.sleep(args.redis_down)
-        await asyncio.to_thread(redis.start)
-        facts["empty_after"] = await asyncio.to_thread(probe, "get") is None
-        return restarted_at
-
-    return restart
-
-
-def _redis_report(args, clients: list[Client], facts: dict, restarted_at: float) -> dict:
-    pauses = [c.longest_pause for c in clients]
-    # Sockets on the process running their first reply: it streams on through the outage.
-    owners, pids = _owners([c.conversation_id for c in clients]), facts["pids"]
-    own = [
-        c.longest_pause
-        for c in clients
-        if c.replies()
-        and pids.get(c.served_by.removesuffix("-open"), "?") in owners.get(c.replies()[0]["id"], "")
-    ]
-    closes = [code for c in clients for code in c.closes]
-    last = facts["last_stored"]
-    return {
-        "redis_down_s": args.redis_down,
-        "redis_empty_after_restart": facts["empty_after"],
-        "longest_pause_ms": {
-            "p50": stream.pct(pauses, 0.5),
-            "p99": stream.pct(pauses, 0.99),
-            "max": round(max(pauses) * 1000, 1),
-        },
-        "longest_pause_ms_on_reply_process": (
-            {"p50": stream.pct(own, 0.5), "max": stream.pct(own, 1), "sockets": len(own)}
-            if own
-            else None
-        ),
-        "unasked_sync_after_restart": sum(
-            1 for c in clients if any(t > restarted_at for t in c.unasked)
-        ),
-        "closed": {str(code): closes.count(code) for code in sorted(set(closes))},
-        "all_stored_after_restart_s": round(last - facts["restarted_wall"], 2) if last else None,
-    }
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sockets", type=int, default=600)
@@ -350,7 +267,9 @@ def main() -> None:
     os.environ.update(env)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "chatsite.settings")
     with ExitStack() as stack:
-        redis = stack.enter_context(_own_redis(folder, redis_port)) if restart else None
+        redis = (
+            stack.enter_context(cluster_redis.own_redis(folder, redis_port)) if restart else None
+        )
         stream.prepare_database(env)
         _run(args, folder, env, llm_port, front, redis)
 
@@ -383,16 +302,21 @@ def _run(args, folder: Path, env: dict, llm_port: int, front: int, redis) -> Non
                 os.kill(procs["a"].pid, signal.SIGKILL)
                 return time.monotonic()
 
-            fault = kill if redis is None else _restarter(redis, before, ids, args, facts)
+            fault = (
+                kill
+                if redis is None
+                else cluster_redis.restarter(redis, before, ids, args, facts, _stored)
+            )
             killed_at = asyncio.run(_round(front, headers, clients, senders, 1, args, fault))
             if redis is not None:  # only the first round's replies are stored yet
-                facts["last_stored"] = _last_stored(ids)
+                facts["last_stored"] = cluster_redis.last_stored(ids)
             asyncio.run(_round(front, headers, clients, senders, 2, args))
             after = _stored(ids)
     victim = procs["a"].pid if redis is None else None
     report = _report(args, ids, clients, before, after, killed_at, victim)
     if redis is not None:
-        extra = _redis_report(args, clients, facts, killed_at)
+        owners = _owners([c.conversation_id for c in clients])
+        extra = cluster_redis.report(args, clients, facts, killed_at, owners)
         report = {"fault": "redis-restart", **report, **extra}
     print(json.dumps(report))
 

@@ -343,16 +343,18 @@ class UserConsumer(ScopedConsumer):
 
     # --- socket handlers ---------------------------------------------------------------
     async def opened(self, user: Any) -> None:
-        """Join the user's list sockets in this process (1013 if Redis is out of reach)."""
+        """Join the user's list sockets in this process, accept, then subscribe (1013 if
+        Redis is out of reach): the handshake waits for nothing, as a conversation's."""
         hub = get_hub()
-        await hub.join_list(user.pk, self)
+        hub.enter_list(user.pk, self)  # frames posted here meanwhile are held, then sent
+        await self.accept()
+        await hub.join_list(user.pk, self)  # on failure it leaves the list again
         self.user_id = user.pk
         # Opened with an API token: closed (4401) once the token is revoked, as the
         # conversation sockets are (the watchdog checks both).
         if self.token_id is not None:
             hub.listeners.add(self)
         ensure_watchdog(hub)  # it also subscribes again after a Redis outage
-        await self.accept()
         await self.release()
 
     async def disconnect(self, code: int) -> None:

@@ -39,6 +39,11 @@ class Lists:
         self._list_queues: dict[str, deque[dict[str, Any]]] = {}
         self._list_pumps: dict[str, asyncio.Task[None]] = {}
 
+    def enter_list(self, user_id: Any, sock: Any) -> None:
+        """Deliver the user's list frames posted in this process to `sock` from now on
+        (`join_list` hears the other processes' too)."""
+        self.lists.setdefault(user_group(user_id), set()).add(sock)
+
     async def join_list(self, user_id: Any, sock: Any) -> None:
         """Deliver the user's list frames to `sock` from now on.
 
@@ -47,7 +52,7 @@ class Lists:
         missing what other processes send.
         """
         group = user_group(user_id)
-        self.lists.setdefault(group, set()).add(sock)
+        self.enter_list(user_id, sock)
         try:
             await self._subscribe_group(group)
         except BaseException:

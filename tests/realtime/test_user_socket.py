@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from channels.db import database_sync_to_async
 
@@ -41,6 +43,33 @@ async def test_new_and_renamed_conversations_reach_the_users_socket(alice, bob):
     assert deleted == {"type": "conversation.deleted", "conversation_id": conversation_id}
     await mine.disconnect()
     await theirs.disconnect()
+
+
+async def test_a_list_socket_opens_before_its_subscription_and_hears_what_came_meanwhile(
+    alice, monkeypatch
+):
+    from conversations.realtime.hub import get_hub
+
+    hub, subscribing = get_hub(), asyncio.Event()
+    real = hub._subscribe_group
+
+    async def slow(group):  # Redis far away, or busy with 400 streams
+        subscribing.set()
+        await asyncio.sleep(0.8)
+        return await real(group)
+
+    monkeypatch.setattr(hub, "_subscribe_group", slow)
+    comm = open_user_socket(await make_token(alice))
+    connecting = asyncio.ensure_future(comm.connect(timeout=3))
+    await subscribing.wait()
+    # Open to the client without waiting for the subscription (Daphne drops a handshake
+    # that takes longer than 5 s); what is posted meanwhile is held, then sent.
+    assert (await asyncio.wait_for(connecting, 0.4))[0]
+    await make_conversation(alice, "Meanwhile")
+    created = await receive(comm)
+    assert created["type"] == "conversation.updated"
+    assert created["conversation"]["title"] == "Meanwhile"
+    await comm.disconnect()
 
 
 async def test_anonymous_user_socket_is_closed_4401():
