@@ -17,12 +17,14 @@ from the first step where p99 added latency < 100 ms and no token is lost. One c
 before the first step warms the process up (lazy imports, the model client) unmeasured.
 
 Each step is bounded: its arrivals, its chats in a row at the rate, + 60 s + N / 10 s; then
-its chats count as lost.
+the chats still streaming are given up ("timed_out": true): the figures are the finished
+chats', and every token the others did not deliver counts as lost.
 Loopback only. DATABASE_URL (default .../chatsite_capacity, created and migrated if
 missing) and REDIS_URL (default db 10).
 
     uv run python bench/capacity.py [--steps 25,50,100,200,400,800] [--stop-after-fail]
         [--arrivals spread|burst] [--per 2] [--tokens 300] [--rate 20] [--target app|relay]
+        [--step-limit SECONDS]
         [--py-spy /tmp/capacity.svg,/tmp/capacity.txt --py-spy-step 50]
 """
 
@@ -113,24 +115,20 @@ def run_step(n: int, ctx: dict, args: argparse.Namespace) -> dict:
     if args.py_spy and n == args.py_spy_step:
         spies = start_py_spy(ctx["app"], args.py_spy, int(spread_s + per * args.tokens / args.rate))
     started = time.monotonic()
-    timeout = spread_s + per * args.tokens / args.rate + 60 + n / 10
-    result = asyncio.run(
-        bounded(
-            steady(
-                lambda i: ctx["url_of"](offset + i),
-                ctx["headers"],
-                ctx["llm_port"],
-                users=n,
-                per=per,
-                tokens=args.tokens,
-                rate=args.rate,
-                spread_s=spread_s,
-            ),
-            timeout,
-            n * per,
-            args.tokens,
-        )
+    timeout = args.step_limit or spread_s + per * args.tokens / args.rate + 60 + n / 10
+    load_of_step = steady(
+        lambda i: ctx["url_of"](offset + i),
+        ctx["headers"],
+        ctx["llm_port"],
+        users=n,
+        per=per,
+        tokens=args.tokens,
+        rate=args.rate,
+        spread_s=spread_s,
+        limit_s=timeout,  # then the chats still streaming are given up, counted lost
     )
+    # The backstop: the emissions are read after the chats, chat by chat.
+    result = asyncio.run(bounded(load_of_step, timeout + 120, n * per, args.tokens))
     for spy in spies:
         spy.wait(timeout=60)
     keep = (
@@ -173,6 +171,7 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=300)
     parser.add_argument("--rate", type=int, default=20)
     parser.add_argument("--target", choices=("app", "relay"), default="app")
+    parser.add_argument("--step-limit", type=float, help="seconds a step may take (default: above)")
     parser.add_argument("--pause", type=float, default=3.0, help="seconds between steps")
     parser.add_argument("--py-spy", help="files to record the server's stacks to (.svg, .txt)")
     parser.add_argument("--py-spy-step", type=int, help="the step to profile")

@@ -243,27 +243,34 @@ async def steady(
     tokens: int,
     rate: int,
     spread_s: float = 0.0,
+    limit_s: float | None = None,
 ) -> dict:
     """`users` users at a time, each having `per` chats in a row at `rate` tokens/s; the
-    users' first chats start evenly over `spread_s` seconds (0: all in the same instant)."""
+    users' first chats start evenly over `spread_s` seconds (0: all in the same instant).
+
+    After `limit_s` seconds the chats still streaming are given up ("timed_out"): the
+    figures are those of the chats that finished, every other token counts as lost."""
     tag = uuid.uuid4().hex[:6]
     ready = asyncio.Event()
     ready.set()
+    chats: list[dict] = []
 
-    async def user(u: int) -> list[dict]:
+    async def user(u: int) -> None:
         await asyncio.sleep(spread_s * u / users)
-        results = []
         for k in range(per):
             run = f"steady-{tag}-{u}-{k}"
             content = f"hello tokens={tokens} rate={rate} run={run}"
             result = await one_stream(url_of(u * per + k), headers, content, ready)
-            results.append({**result, "run": run})
-        return results
+            chats.append({**result, "run": run})
 
     started = time.monotonic()
-    outcomes = await asyncio.gather(*(user(u) for u in range(users)), return_exceptions=True)
+    tasks = [asyncio.ensure_future(user(u)) for u in range(users)]
+    done, pending = await asyncio.wait(tasks, timeout=limit_s)
+    for task in pending:
+        task.cancel()
+    await asyncio.gather(*pending, return_exceptions=True)
     elapsed = time.monotonic() - started
-    chats = [r for o in outcomes if isinstance(o, list) for r in o]
+    outcomes = [task.exception() for task in done if task.exception() is not None]
     delays: list[float] = []
     delivered = 0
     async with httpx.AsyncClient() as client:
@@ -286,7 +293,8 @@ async def steady(
         "added_latency_p99_ms": pct(delays, 0.99) if delays else None,
         "frames_sent": sum(len(c["chunks"]) for c in chats),
         "wall_s": round(elapsed, 2),
-        "errors": [repr(o)[:200] for o in outcomes if not isinstance(o, list)][:3],
+        "timed_out": bool(pending),
+        "errors": [repr(o)[:200] for o in outcomes][:3],
     }
 
 
