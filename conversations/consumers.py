@@ -10,6 +10,8 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, get_args
 
+from channels.consumer import get_handler_name
+from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from pydantic import ValidationError
@@ -77,17 +79,14 @@ class ScopedConsumer(AsyncWebsocketConsumer):
     """A signed-in user's socket: every event runs in the user's RLS scope (core/rls.py),
     and `connect` is the same prologue for every kind (4401, or `opened`).
 
-    The client sees the socket open only once it is in its process's fan-out: a frame
-    posted here after that reaches it. (Accepted before it joined, a socket missed what was
-    posted meanwhile: a rename made right after the socket opened never reached it.) Its
-    database check and its channel-layer subscription come after the accept, so a loaded
-    process never keeps a handshake waiting behind other queries or Redis (Daphne drops
-    one after 5 s: 330 of 800 sockets at 400 replies streaming, bench/capacity.py, with
-    the check before the accept); frames handed over until `release()` are held, and
-    dropped if the socket is refused. Another process's frame posted in the moment
-    between the accept and the subscription is not heard: a client that opens a socket
-    asks `sync` for what it may have missed (docs/websocket-protocol.md). A close before
-    the accept accepts first: a close before accept reaches the client as a bare 403.
+    The socket joins its process's fan-out before the client sees it open, so a frame
+    posted here afterwards reaches it (a rename right after opening once did not). Its
+    database check and channel-layer subscription come after the accept: a loaded process
+    keeps no handshake behind other queries or Redis (Daphne drops one after 5 s: 330 of
+    800 sockets at 400 replies streaming, bench/capacity.py). Frames handed over until
+    `release()` are held, dropped if the socket is refused. Another process's frame posted
+    between the accept and the subscription is not heard: clients `sync` after opening
+    (docs/websocket-protocol.md). A close before the accept accepts first (not a bare 403).
     """
 
     token_id: int | None = None
@@ -148,14 +147,26 @@ class ScopedConsumer(AsyncWebsocketConsumer):
         """Send a frame the hub fanned out, the socket being open."""
         raise NotImplementedError
 
+    # Channels (4.2+) runs Django's `close_old_connections` before every message and after the
+    # disconnect, each through asgiref's ONE thread-sensitive thread: five hops a chat, all
+    # sockets queued behind one thread (2.5% of the CPU in a burst of 200 replies). Our
+    # database calls never run there; `database_sync_to_async` closes theirs (db_async.py).
     async def dispatch(self, message: Any) -> None:
+        handler = getattr(self, get_handler_name(message), None)
+        if handler is None:
+            raise ValueError(f"No handler for message type {message['type']}")
         with rls.using(rls.scope_for_user(self.scope.get("user"))):
             try:
-                await super().dispatch(message)
+                await handler(message)
             except Exception as exc:
                 # PostgreSQL or Redis out of reach: close 1013 (try again later), not 1011.
                 if not await close_socket_on_outage(self, exc, message):
                     raise
+
+    async def websocket_disconnect(self, message: Any) -> None:
+        """Leave, and end the consumer (no channel-layer groups; no thread hop: above)."""
+        await self.disconnect(message["code"])
+        raise StopConsumer
 
 
 class ConversationConsumer(ScopedConsumer):
@@ -350,9 +361,7 @@ class UserConsumer(ScopedConsumer):
         await self.accept()
         await hub.join_list(user.pk, self)  # on failure it leaves the list again
         self.user_id = user.pk
-        # Opened with an API token: closed (4401) once the token is revoked, as the
-        # conversation sockets are (the watchdog checks both).
-        if self.token_id is not None:
+        if self.token_id is not None:  # closed (4401) once the token is revoked (watchdog)
             hub.listeners.add(self)
         ensure_watchdog(hub)  # it also subscribes again after a Redis outage
         await self.release()

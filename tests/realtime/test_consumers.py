@@ -390,3 +390,25 @@ async def test_a_stranger_hears_nothing_of_what_happened_while_he_was_checked(
     assert (await connecting)[0]  # accepted, so that the client sees the close code
     assert (await comm.receive_output(timeout=3)) == {"type": "websocket.close", "code": 4404}
     assert await comm.receive_nothing(timeout=0.3)
+
+
+async def test_a_socket_session_queues_nothing_on_the_one_sync_thread(alice, monkeypatch):
+    """Channels' per-message `close_old_connections` ran on asgiref's single thread, so
+    every socket of the process waited in one line; ours close their own connections."""
+    import channels.consumer
+    import channels.generic.websocket
+
+    hops: list[str] = []
+
+    async def counted():
+        hops.append("close_old_connections")
+
+    monkeypatch.setattr(channels.consumer, "aclose_old_connections", counted)
+    monkeypatch.setattr(channels.generic.websocket, "aclose_old_connections", counted)
+    token, conversation = await make_token(alice), await make_conversation(alice)
+    comm = open_socket(conversation.id, token=token)
+    assert (await comm.connect())[0]
+    await comm.send_json_to({"type": "ping"})
+    assert (await receive(comm))["type"] == "pong"
+    await comm.disconnect()
+    assert hops == []
