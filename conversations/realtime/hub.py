@@ -166,7 +166,8 @@ class Hub(Continuity, Delivery, Interprocess, Lists):
     ) -> None:
         """Queue a frame for the conversation's sockets here and, once, for other processes.
 
-        `append` adds a chunk to the reply in progress before the frame goes out;
+        `append` adds a chunk to the reply in progress as the frame goes out (both done
+        before the next item);
         `clear_run` forgets that run's progress after it (queued, so no late append of
         the run can bring it back). A None frame does only that progress work.
         `on_sent` is called when the item has been handled, whatever happened to it.
@@ -197,10 +198,15 @@ class Hub(Continuity, Delivery, Interprocess, Lists):
                 self._queues.pop(key, None)
 
     async def _send(self, key: str, item: _Item) -> None:
-        if item.append is not None:
-            await progress.aappend(conversation_id=key, append=item.append)
+        appended = None
+        if item.append is not None:  # on its way to Redis while the frame goes out
+            appended = progress.append_soon(conversation_id=key, append=item.append)
+            if appended is not None and item.on_sent is not None:
+                item.on_sent = _once_done(appended, item.on_sent)
         if item.frame is not None:
             await self._deliver(key, item)
+        if appended is not None:
+            await appended  # the conversation's next item too
         if item.clear_run is not None:
             await progress.aclear(conversation_id=key, run_id=item.clear_run)
 
@@ -256,6 +262,19 @@ class Hub(Continuity, Delivery, Interprocess, Lists):
 
 _hubs: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Hub] = weakref.WeakKeyDictionary()
 _current: Hub | None = None
+
+
+def _once_done(appended: asyncio.Future[None], on_sent: Callable[[], None]) -> Callable[[], None]:
+    """Return `on_sent`, held until `appended` is done too: the run's next chunk waits for
+    this one's trip to Redis as well as for its sends (realtime/coalescer.py)."""
+
+    def call() -> None:
+        if appended.done():
+            on_sent()
+        else:
+            appended.add_done_callback(lambda _: on_sent())
+
+    return call
 
 
 def get_hub() -> Hub:

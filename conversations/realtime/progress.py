@@ -1,9 +1,11 @@
 """The reply in progress, readable from every process: its run, what it answers, its text.
 
 With Redis: `chat:reply:<conversation>` holds the run as JSON and `chat:reply-text:<run>`
-the text, which the run APPENDs once per chunk before publishing the chunk, so a `sync`
-on any process sees every chunk that a newly joined socket might have missed. Without
-Redis (one process) a dict does the same.
+the text, which the run APPENDs once per chunk as it sends the chunk (the trip and the
+sends go together; the run's next chunk waits for both), so a `sync` on any process sees
+every chunk a newly joined socket might have missed, but for one still on its way: that
+one the socket is then sent from the run's text (realtime/positions.py fills the gap).
+Without Redis (one process) a dict does the same.
 
 Redis may go away (a restart loses every key): each append checks the length Redis
 answers against the text the run has produced, and writes the whole record again when
@@ -80,23 +82,32 @@ async def astart(*, conversation_id: Any, run_id: Any, reply_to: Any, text: str 
 
 
 async def aappend(*, conversation_id: Any, append: Append) -> None:
-    """Append one chunk to the reply's text (rewriting the record if Redis lost it).
+    """Append one chunk to the reply's text (rewriting the record if Redis lost it);
+    return once Redis has it (`append_soon`)."""
+    pending = append_soon(conversation_id=conversation_id, append=append)
+    if pending is not None:
+        await pending
 
-    Returns once Redis has it. Appends of every reply in this process that arrive while
-    one trip is under way travel together in the next (one pipeline): with many replies
-    streaming, a round trip per chunk and reply was the biggest cost of the process.
+
+def append_soon(*, conversation_id: Any, append: Append) -> asyncio.Future[None] | None:
+    """Queue one chunk for the next trip to Redis; return what resolves once it is there
+    (None: without Redis it is recorded already).
+
+    Appends of every reply in this process that arrive while one trip is under way travel
+    together in the next (one command): with many replies streaming, a round trip per
+    chunk and reply was the biggest cost of the process.
     """
     client = get_redis()
     if client is None:
         current = _local.get(str(conversation_id))
         if current is not None and current["run_id"] == append.run_id:
             current["text"] += append.text
-        return
+        return None
     loop = asyncio.get_running_loop()
     batch = _batches.get(loop)
     if batch is None:
         batch = _batches[loop] = _AppendBatch(loop)
-    await batch.add(str(conversation_id), append)
+    return batch.add(str(conversation_id), append)
 
 
 class _AppendBatch:

@@ -78,3 +78,42 @@ async def test_a_text_whose_key_holds_something_else_is_written_again(flush_redi
     await asyncio.gather(reply.append("and more"), other.append("untouched"))
     assert await reply.stored_text() == "kept and more"
     assert await other.stored_text() == "untouched"
+
+
+async def test_a_chunk_reaches_the_sockets_while_its_append_is_on_the_way(flush_redis, monkeypatch):
+    """The trip to Redis and the sends go together: a slow trip delays neither the reply's
+    sockets nor what the trip records; the run's next chunk waits for both."""
+    require_service(bool(settings.REDIS_URL), "Redis (set REDIS_URL)")
+    from conversations import events
+    from conversations.realtime.hub import get_hub
+
+    real, trips = progress._append_all, []
+
+    async def slow_trip(items):
+        trips.append(asyncio.get_running_loop().time())
+        await asyncio.sleep(0.2)  # under SLOW_TRIP_SECONDS: the chunk is still waited for
+        await real(items)
+
+    monkeypatch.setattr(progress, "_append_all", slow_trip)
+    received: list[tuple[float, str]] = []
+
+    class Socket:
+        async def deliver(self, text: str, frame_type: str) -> None:
+            received.append((asyncio.get_running_loop().time(), frame_type))
+
+    reply, sock, hub = Reply(), Socket(), get_hub()
+    await reply.start()
+    hub.enter(reply.conversation_id, sock)
+    sent = asyncio.get_running_loop().create_future()
+    reply.text = "첫 조각 "
+    frame = events.token(run_id=reply.run_id, index=0, text=reply.text)
+    append = Append(reply.run_id, reply.reply_to, reply.text, reply.text, len(reply.text.encode()))
+    posted = asyncio.get_running_loop().time()
+    hub.post(reply.conversation_id, frame, append=append, on_sent=lambda: sent.set_result(None))
+    await asyncio.wait_for(sent, 5)
+    done = asyncio.get_running_loop().time()
+    await hub.leave(reply.conversation_id, sock)
+    assert [kind for _, kind in received] == ["token"]
+    assert received[0][0] - posted < 0.1  # not after the 0.2 s trip
+    assert trips and done - posted >= 0.2  # the item waited for its trip
+    assert await reply.stored_text() == "첫 조각 "
