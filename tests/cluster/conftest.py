@@ -33,8 +33,9 @@ NAMES = ("a", "b", "c")
 # The watchdog's window, shortened so a dead process's reply is finished within seconds.
 STALE_SECONDS = 2.0
 HEARTBEAT_SECONDS = 0.5
-# Below what fifty people at once would otherwise open (~45), so that the ceiling is reached.
-REDIS_MAX_CONNECTIONS = 20
+# Well below what fifty people at once would otherwise open, so that the ceiling is reached
+# (20 was reached until a chunk's append and its sends went together: 18 then, in one run).
+REDIS_MAX_CONNECTIONS = 12
 LONG_REPLY = " ".join(f"word{i}" for i in range(400))  # ~2,700 characters
 SLOW_CHARS_PER_SECOND = 300  # ~9 s: long enough to kill its process in the middle
 
