@@ -13,7 +13,6 @@ from .conftest import (
     connected,
     make_conversation,
     make_token,
-    open_socket,
     receive,
     receive_until,
 )
@@ -339,76 +338,3 @@ async def test_a_registration_number_is_refused_with_where_then_stored_when_conf
     assert frames[0]["type"] == "message.created"
     assert frames[0]["message"]["metadata"]["sensitive"] == ["rrn"]
     await comm.disconnect()
-
-
-def slow_check(monkeypatch, seconds: float) -> asyncio.Event:
-    """Make the socket's access check take `seconds`; return an event set when it starts."""
-    from conversations import consumers
-
-    checking, real = asyncio.Event(), consumers.aget_conversation_for_user
-
-    async def slow(**kwargs):
-        checking.set()
-        await asyncio.sleep(seconds)
-        return await real(**kwargs)
-
-    monkeypatch.setattr(consumers, "aget_conversation_for_user", slow)
-    return checking
-
-
-async def test_a_rename_made_while_the_socket_is_checked_reaches_it(alice, monkeypatch):
-    from conversations import services
-
-    token, conversation = await make_token(alice), await make_conversation(alice)
-    checking = slow_check(monkeypatch, 0.5)
-    comm = open_socket(conversation.id, token=token)
-    connecting = asyncio.ensure_future(comm.connect())
-    await checking.wait()  # open to the client; its check not done
-    assert (await connecting)[0]
-    await database_sync_to_async(services.rename_conversation)(
-        conversation=conversation, title="Renamed meanwhile"
-    )
-    frame = await receive(comm)  # held during the check, then sent
-    assert frame["type"] == "conversation.updated"
-    assert frame["conversation"]["title"] == "Renamed meanwhile"
-    await comm.disconnect()
-
-
-async def test_a_stranger_hears_nothing_of_what_happened_while_he_was_checked(
-    alice, bob, monkeypatch
-):
-    from conversations import services
-
-    conversation = await make_conversation(alice)
-    checking = slow_check(monkeypatch, 0.5)
-    comm = open_socket(conversation.id, token=await make_token(bob))
-    connecting = asyncio.ensure_future(comm.connect())
-    await checking.wait()
-    await database_sync_to_async(services.rename_conversation)(
-        conversation=conversation, title="Alice's secret plan"
-    )
-    assert (await connecting)[0]  # accepted, so that the client sees the close code
-    assert (await comm.receive_output(timeout=3)) == {"type": "websocket.close", "code": 4404}
-    assert await comm.receive_nothing(timeout=0.3)
-
-
-async def test_a_socket_session_queues_nothing_on_the_one_sync_thread(alice, monkeypatch):
-    """Channels' per-message `close_old_connections` ran on asgiref's single thread, so
-    every socket of the process waited in one line; ours close their own connections."""
-    import channels.consumer
-    import channels.generic.websocket
-
-    hops: list[str] = []
-
-    async def counted():
-        hops.append("close_old_connections")
-
-    monkeypatch.setattr(channels.consumer, "aclose_old_connections", counted)
-    monkeypatch.setattr(channels.generic.websocket, "aclose_old_connections", counted)
-    token, conversation = await make_token(alice), await make_conversation(alice)
-    comm = open_socket(conversation.id, token=token)
-    assert (await comm.connect())[0]
-    await comm.send_json_to({"type": "ping"})
-    assert (await receive(comm))["type"] == "pong"
-    await comm.disconnect()
-    assert hops == []
