@@ -43,9 +43,9 @@ from .realtime.frames import (
 from .realtime.hub import get_hub
 from .realtime.ratelimit import acheck_rate
 from .replies import Ask, start_reply, stop_reply, sync_state
-from .replies.recovery import arecover_if_stale
+from .replies.recovery import arecover_if_stale, stale_before
 from .replies.watchdog import ensure_watchdog
-from .selectors import aget_conversation_for_user
+from .selectors import asocket_access
 
 logger = logging.getLogger(__name__)
 
@@ -188,15 +188,14 @@ class ConversationConsumer(ScopedConsumer):
             await self.close_with(CLOSE_NOT_FOUND)
             return
         hub = get_hub()
-        # In this process's fan-out before the client sees it open (its frames are held
-        # until the check below); other processes' frames once the subscription is live.
+        # Fed here before the client sees it open (held until checked), from elsewhere once joined.
         self.conversation_id = str(conversation_id)
         hub.enter(self.conversation_id, self)
         await self.accept()
         await hub.join(self.conversation_id, self)
         try:
-            conversation = await aget_conversation_for_user(
-                user=user, conversation_id=conversation_id
+            access = await asocket_access(
+                user=user, conversation_id=conversation_id, stale_before=stale_before()
             )
         except NotFound:
             self.conversation_id = None
@@ -205,11 +204,12 @@ class ConversationConsumer(ScopedConsumer):
             return
         self.user = user
         await self.release()
-        if conversation.temporary:
-            self.temporary_owner = conversation.created_by_id
+        if access.temporary:
+            self.temporary_owner = access.owner_id
             await temporary.asocket_opened(self.conversation_id)
         ensure_watchdog(hub)
-        await arecover_if_stale(conversation)  # opening a conversation shows a dead reply ended
+        if access.run_may_be_stale:  # opening a conversation shows a dead reply ended
+            await arecover_if_stale(self.conversation_id)
 
     async def disconnect(self, code: int) -> None:
         """Leave the fan-out; a running reply goes on without this socket (a temporary

@@ -170,7 +170,7 @@ async def stop_reply(*, user: Any, conversation_id: Any) -> bool:
 async def sync_state(*, user: Any, conversation_id: Any, after: int) -> SyncStateFrame:
     """Return the messages after sequence number `after` and the reply in progress."""
     conversation = await _aaccess_conversation(user=user, conversation_id=conversation_id)
-    await arecover_if_stale(conversation)
+    await arecover_if_stale(conversation.pk)
     return await build_sync_state(conversation_id=conversation.pk, after=after)
 
 

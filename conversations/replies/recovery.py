@@ -18,7 +18,7 @@ from django.utils import timezone
 from core.db_async import db_async
 
 from .. import events, threads
-from ..models import Conversation, ReplyRun
+from ..models import ReplyRun
 from ..realtime import progress
 from ..realtime.frames import Generation, SyncStateFrame, Usage
 from ..realtime.hub import get_hub
@@ -88,9 +88,9 @@ def stale_before() -> datetime:
     return timezone.now() - timedelta(seconds=settings.CHAT_RUN_STALE_SECONDS)
 
 
-async def arecover_if_stale(conversation: Conversation) -> bool:
+async def arecover_if_stale(conversation_id: Any) -> bool:
     """Finish the conversation's run if its process died; say whether one was."""
-    run = await _arunning_run(conversation_id=conversation.pk)
+    run = await _arunning_run(conversation_id=conversation_id)
     return run is not None and await arecover_stale_run(run)
 
 

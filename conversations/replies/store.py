@@ -267,6 +267,11 @@ def _store(
         metadata=message.metadata,
         at=message.created_at,
     )
+    if question is not None and str(question.run_id) == str(run_id):
+        # This run stored its question, and a conversation runs one reply at a time: the
+        # reply is the question's only answer (one query less per reply).
+        message.sibling_ids = [str(message.pk)]
+        return message
     return with_sibling_ids(message)
 
 

@@ -17,14 +17,14 @@ def slow_check(monkeypatch, seconds: float) -> asyncio.Event:
     """Make the socket's access check take `seconds`; return an event set when it starts."""
     from conversations import consumers
 
-    checking, real = asyncio.Event(), consumers.aget_conversation_for_user
+    checking, real = asyncio.Event(), consumers.asocket_access
 
     async def slow(**kwargs):
         checking.set()
         await asyncio.sleep(seconds)
         return await real(**kwargs)
 
-    monkeypatch.setattr(consumers, "aget_conversation_for_user", slow)
+    monkeypatch.setattr(consumers, "asocket_access", slow)
     return checking
 
 
