@@ -28,6 +28,12 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.urls import re_path  # noqa: E402
 from langchain_openai import ChatOpenAI  # noqa: E402 (imported here: it takes a second)
 
+from chatsite.daphne_writes import send_writes_at_once  # noqa: E402
+
+# The app's sockets send at once (chatsite/asgi.py); RELAY_WRITES=buffered: Twisted's way.
+if os.environ.get("RELAY_WRITES") != "buffered":
+    send_writes_at_once()
+
 LLM_URL = os.environ.get("RELAY_LLM_URL", "http://127.0.0.1:8001/v1")
 CLIENT = os.environ.get("RELAY_CLIENT", "httpx")
 WINDOW = int(os.environ.get("RELAY_COALESCE_MS", 40)) / 1000
