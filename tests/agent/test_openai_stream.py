@@ -205,3 +205,28 @@ async def _until(check, seconds: float = 3.0) -> None:
             return
         await asyncio.sleep(0.02)
     assert check()
+
+
+async def test_lines_split_anywhere_in_the_body_come_out_whole():
+    from agent.openai_stream import _lines
+
+    async def body():
+        # Cut mid-line, between CR and LF, inside a Korean character's bytes, and at the end
+        # without a final newline.
+        for chunk in (
+            b'data: {"t": "\xea',
+            b'\xb0\x80"}\r',
+            b"\n\r\n",
+            b"data: x\n",
+            b"\n: ping\ndata: end",
+        ):
+            yield chunk
+
+    assert [line async for line in _lines(body())] == [
+        'data: {"t": "가"}',
+        "",
+        "data: x",
+        "",
+        ": ping",
+        "data: end",
+    ]
