@@ -15,6 +15,7 @@ from django.db.models.functions import Cast
 from django.db.models.lookups import Contains
 
 from accounts.models import UserSettings
+from core import rows
 from core.errors import NotFound
 from core.ids import parse_uuid
 from knowledge.models import DocumentChunk
@@ -68,13 +69,13 @@ def access_conversation(
         if found is None:
             raise NotFound(NOT_FOUND_MESSAGE)
         return found
-    rows = owned_by(user)
+    mine = owned_by(user)
     if lock:
-        rows = rows.select_for_update()
+        mine = mine.select_for_update()
     else:
-        rows = rows.select_related("project", "parent_conversation")
+        mine = mine.select_related("project", "parent_conversation")
     try:
-        return rows.get(pk=pk)
+        return mine.get(pk=pk)
     except Conversation.DoesNotExist:
         raise NotFound(NOT_FOUND_MESSAGE) from None
 
@@ -99,7 +100,7 @@ def _claimed(pk: Any, owner: Any) -> Conversation | None:
         lock=" FOR UPDATE OF c" if connection.features.has_select_for_update_of else "",
     )
     key = Conversation._meta.pk.get_db_prep_value(pk, connection)
-    found = next(iter(Conversation.objects.raw(sql, [key, owner])), None)
+    found = rows.fetch(Conversation, sql, [key, owner])
     if found is not None:
         tools = found.owner_tools_enabled
         found.owner_tools_enabled = json.loads(tools) if isinstance(tools, str) else tools
@@ -215,9 +216,9 @@ def list_messages(
     if before is not None:
         qs = qs.filter(sequence_number__lt=before)
     if newest:
-        rows = list(qs.order_by("-sequence_number")[:limit])
-        rows.reverse()
-        return rows
+        page = list(qs.order_by("-sequence_number")[:limit])
+        page.reverse()
+        return page
     return list(qs.order_by("sequence_number")[:limit])
 
 
@@ -249,10 +250,10 @@ def with_attachments(messages: list[Message]) -> list[Message]:
     if not messages:
         return messages
     found: dict[Any, list[dict[str, Any]]] = {}
-    rows = Attachment.objects.filter(message_id__in=[m.pk for m in messages]).order_by(
+    attached = Attachment.objects.filter(message_id__in=[m.pk for m in messages]).order_by(
         "created_at", "id"
     )
-    for row in rows:
+    for row in attached:
         found.setdefault(row.message_id, []).append(attachment_to_dict(row))
     for message in messages:
         message.attachment_list = found.get(message.pk, [])
@@ -280,8 +281,8 @@ def list_recent_conversations(*, user: Any, limit: int = 50) -> list[Conversatio
 
 def list_forks(*, conversation: Conversation) -> list[dict[str, str]]:
     """Return the ids and titles of a conversation's direct forks, oldest first."""
-    rows = conversation.forks.order_by("created_at", "id").values_list("id", "title")
-    return [{"id": str(pk), "title": title} for pk, title in rows]
+    forks = conversation.forks.order_by("created_at", "id").values_list("id", "title")
+    return [{"id": str(pk), "title": title} for pk, title in forks]
 
 
 def existing_conversation_titles(*, user: Any, ids: list[Any]) -> dict[str, str]:
@@ -289,5 +290,5 @@ def existing_conversation_titles(*, user: Any, ids: list[Any]) -> dict[str, str]
     wanted = {pk for pk in (parse_uuid(i) for i in ids if i) if pk is not None}
     if not wanted:
         return {}
-    rows = owned_by(user).filter(pk__in=wanted).values_list("pk", "title")
-    return {str(pk): title or "" for pk, title in rows}
+    titles = owned_by(user).filter(pk__in=wanted).values_list("pk", "title")
+    return {str(pk): title or "" for pk, title in titles}

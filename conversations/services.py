@@ -8,12 +8,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Count, Max, Sum
 from django.utils import timezone
 
 from agent.tokens import estimate_tokens
+from core import rows
 from core.errors import Invalid, NotFound
+from core.ids import parse_uuid
 from core.llm_catalog import check_model
 from presets.selectors import access_preset
 from toolbox.catalog import check_ids
@@ -189,7 +191,8 @@ class NewMessage:
 
 
 def insert_message(conversation: Conversation, new: NewMessage) -> Message:
-    """Store a message with the next sequence number and save the conversation's counters.
+    """Store a message with the next sequence number and save the conversation's counters;
+    the message comes back with its `sibling_ids` (itself last).
 
     The caller has validated the input and holds the conversation's row lock
     (`lock_conversation` in a transaction). Numbers come from the conversation's counter,
@@ -203,7 +206,7 @@ def insert_message(conversation: Conversation, new: NewMessage) -> Message:
     if parent == "current":
         parent = conversation.current_message_id
     conversation.last_sequence_number += 1
-    message = Message.objects.create(
+    message = Message(
         id=new.message_id or uuid.uuid4(),
         conversation=conversation,
         role=role,
@@ -220,7 +223,6 @@ def insert_message(conversation: Conversation, new: NewMessage) -> Message:
         parent_id=parent.pk if isinstance(parent, Message) else parent,  # type: ignore[union-attr]
     )
     if new.created_at is not None:
-        Message.objects.filter(pk=message.pk).update(created_at=new.created_at)
         message.created_at = new.created_at
     update_fields = [
         "message_count",
@@ -242,8 +244,38 @@ def insert_message(conversation: Conversation, new: NewMessage) -> Message:
     conversation.last_message_at = max(
         filter(None, [conversation.last_message_at, message.created_at])
     )
-    conversation.save(update_fields=update_fields)
+    siblings = _write_message(message, conversation, update_fields)
+    message.sibling_ids = [*siblings, str(message.pk)]
     return message
+
+
+def _write_message(message: Message, conversation: Conversation, fields: list[str]) -> list[str]:
+    """Insert `message`, save `fields` of its conversation and return the ids of its
+    siblings written before it (oldest first): one statement on PostgreSQL (a reply's start
+    and end each store a message under load; see core/rows.py)."""
+    insert, insert_params = rows.insert_statement(message)
+    update, update_params = rows.update_statement(conversation, fields)
+    parent = "= %s" if message.parent_id is not None else "IS NULL"
+    siblings = (
+        f"SELECT id FROM {Message._meta.db_table} WHERE conversation_id = %s"
+        f" AND parent_id {parent} ORDER BY sequence_number"
+    )
+    keys = [message.conversation_id, *([message.parent_id] if message.parent_id else [])]
+    siblings_params = [_KEY.get_db_prep_value(key, connection) for key in keys]
+    if connection.vendor == "postgresql":  # the SELECT sees the rows from before the WITH
+        ids = rows.column(
+            f"WITH m AS ({insert}), c AS ({update}) {siblings}",
+            [*insert_params, *update_params, *siblings_params],
+        )
+    else:
+        ids = rows.column(siblings, siblings_params)
+        rows.execute(insert, insert_params)
+        rows.execute(update, update_params)
+    rows.saved(message)
+    return [str(_KEY.to_python(pk)) for pk in ids]
+
+
+_KEY = Message._meta.pk  # a message's and a conversation's ids are both UUIDs
 
 
 COUNTERS = ["message_count", "total_tokens_used", "last_message_at", "last_sequence_number"]
@@ -271,7 +303,12 @@ def title_from_text(text: str, *, limit: int = AUTO_TITLE_MAX_LENGTH) -> str:
 
 def lock_conversation(conversation_id: Any) -> Conversation:
     """Lock and return the conversation row; the caller holds a transaction."""
-    try:
-        return Conversation.objects.select_for_update().get(pk=conversation_id)
-    except (Conversation.DoesNotExist, ValueError):
-        raise NotFound("Conversation not found.") from None
+    pk = parse_uuid(conversation_id)
+    lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
+    found = None
+    if pk is not None:
+        sql = f"SELECT * FROM {Conversation._meta.db_table} WHERE id = %s{lock}"
+        found = rows.fetch(Conversation, sql, [_KEY.get_db_prep_value(pk, connection)])
+    if found is None:
+        raise NotFound("Conversation not found.")
+    return found

@@ -13,7 +13,9 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 from django.conf import settings
-from django.db.models import F, Q, Sum
+from django.contrib.auth import get_user_model
+from django.db import connection
+from django.db.models import F, Sum
 
 from .models import Budget, UsageRollup
 
@@ -66,11 +68,13 @@ def next_month_start(now: datetime) -> datetime:
 
 def budget_limit(user: Any) -> int | None:
     """Return the monthly token budget in force for `user` (None: no limit)."""
-    # One statement for both (every claim asks): the user's own budget, else their groups'.
-    rows = Budget.objects.filter(Q(user_id=user.pk) | Q(group__user=user.pk)).values_list(
-        "user_id", "monthly_tokens"
-    )
-    found = list(rows)
+    # One statement for both (every claim asks, so written out: core/rows.py): the user's
+    # own budget, else their groups'.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _BUDGETS_SQL.format(budgets=Budget._meta.db_table, members=_MEMBERS), [user.pk] * 2
+        )
+        found = cursor.fetchall()
     for owner, tokens in found:
         if owner == user.pk:
             return tokens or None
@@ -78,6 +82,11 @@ def budget_limit(user: Any) -> int | None:
     if groups:
         return None if 0 in groups else max(groups)
     return settings.CHAT_MONTHLY_TOKEN_BUDGET or None
+
+
+_BUDGETS_SQL = """SELECT user_id, monthly_tokens FROM {budgets}
+WHERE user_id = %s OR group_id IN (SELECT group_id FROM {members} WHERE user_id = %s)"""
+_MEMBERS = get_user_model().groups.through._meta.db_table
 
 
 def used_since(user_id: Any, start: date) -> int:

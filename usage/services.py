@@ -41,6 +41,9 @@ ON CONFLICT (month, user_id, conversation_id) DO UPDATE SET
 """
 
 
+_CONVERSATION = UsageRollup._meta.get_field("conversation_id")
+
+
 def reply_tokens(metadata: dict[str, Any] | None) -> tuple[int, int]:
     """Return a reply's (input, output) tokens: its turn's `metadata.usage`, 0 if absent."""
     usage = (metadata or {}).get("usage") or {}
@@ -61,6 +64,9 @@ def record_reply(
     """
     input_tokens, output_tokens = reply_tokens(metadata)
     day = (at.astimezone(UTC) if timezone.is_aware(at) else at).date()
+    # As the ORM would pass it: a UUID on PostgreSQL, its hex on SQLite (whose driver
+    # refuses a UUID: on the default database every reply failed to store here).
+    conversation_id = _CONVERSATION.get_db_prep_value(conversation_id, connection)
     with connection.cursor() as cursor:
         cursor.execute(
             _UPSERT,

@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
+from core import rows
 from core.errors import Conflict, Invalid, NotFound
 from core.ids import parse_uuid
 from usage import services as usage
@@ -120,9 +121,7 @@ def claim_reply(
     target = _target(conversation, ask)
     # Asked after the lock, in its own statement: it sees a run committed while we waited
     # (a subquery of the locking statement would see the snapshot from before the wait).
-    running = ReplyRun.objects.filter(
-        conversation=conversation, status=ReplyRun.Status.RUNNING
-    ).first()
+    running = running_run(conversation_id=conversation.pk)
     if running is not None:
         raise Busy(running)
     usage.check_budget(user=user)  # every ask starts a turn here, before anything is stored
@@ -146,19 +145,21 @@ def claim_reply(
         )
     else:
         assert target is not None
-        question = target if target.role == Message.Role.USER else target.parent
+        question = with_sibling_ids(target if target.role == Message.Role.USER else target.parent)
         # The branch being answered is shown while the new version streams.
         conversation.current_message = question
         conversation.save(update_fields=["current_message", "updated_at"])
-    run = ReplyRun.objects.create(
-        id=run_id,
-        conversation=conversation,
-        reply_to=question,
-        owner=owner,
-        heartbeat_at=timezone.now(),
+    run = rows.insert(
+        ReplyRun(
+            id=run_id,
+            conversation=conversation,
+            reply_to=question,
+            owner=owner,
+            heartbeat_at=timezone.now(),
+        )
     )
     resume_after = continues or (question.parent if question.parent_id else None)
-    return Claim(conversation, with_sibling_ids(question), True, run, None, resume_after, continues)
+    return Claim(conversation, question, True, run, None, resume_after, continues)
 
 
 @transaction.atomic
@@ -224,16 +225,28 @@ def beat(*, run_ids: list[Any]) -> set[uuid.UUID]:
     if not run_ids:
         return set()
     with transaction.atomic():
-        rows = ReplyRun.objects.filter(pk__in=run_ids, status=ReplyRun.Status.RUNNING)
-        alive = set(rows.values_list("pk", flat=True))
-        rows.filter(pk__in=alive).update(heartbeat_at=timezone.now())
+        running = ReplyRun.objects.filter(pk__in=run_ids, status=ReplyRun.Status.RUNNING)
+        alive = set(running.values_list("pk", flat=True))
+        running.filter(pk__in=alive).update(heartbeat_at=timezone.now())
     return alive
 
 
-def _end(run_id: Any, **conditions: Any) -> bool:
-    """Mark a running run finished (if `conditions` hold); say whether it was running."""
-    rows = ReplyRun.objects.filter(pk=run_id, status=ReplyRun.Status.RUNNING, **conditions)
-    return bool(rows.update(status=ReplyRun.Status.FINISHED, finished_at=timezone.now()))
+def _end(run_id: Any, *, stale_before: datetime | None = None) -> bool:
+    """Mark a running run finished (only if its heartbeat is older than `stale_before`, when
+    given); say whether it was running."""
+    sql = f"UPDATE {_RUNS} SET status = %s, finished_at = %s WHERE id = %s AND status = %s"
+    params = [ReplyRun.Status.FINISHED, timezone.now(), _key(run_id), ReplyRun.Status.RUNNING]
+    if stale_before is not None:
+        sql += " AND heartbeat_at < %s"
+        params.append(stale_before)
+    return bool(rows.execute(sql, params))
+
+
+_RUNS = ReplyRun._meta.db_table
+
+
+def _key(run_id: Any) -> Any:
+    return ReplyRun._meta.pk.get_db_prep_value(parse_uuid(run_id), connection)
 
 
 def _store(
@@ -267,12 +280,7 @@ def _store(
         metadata=message.metadata,
         at=message.created_at,
     )
-    if question is not None and str(question.run_id) == str(run_id):
-        # This run stored its question, and a conversation runs one reply at a time: the
-        # reply is the question's only answer (one query less per reply).
-        message.sibling_ids = [str(message.pk)]
-        return message
-    return with_sibling_ids(message)
+    return message
 
 
 @transaction.atomic
@@ -303,7 +311,7 @@ def finish_stale_run(*, run: ReplyRun, stale_before: datetime, content: str) -> 
         conversation = services.lock_conversation(run.conversation_id)
     except NotFound:
         return None
-    if not _end(run.pk, heartbeat_at__lt=stale_before):
+    if not _end(run.pk, stale_before=stale_before):
         return None
     reply = Reply(content=content, finish_reason=Message.FinishReason.INTERRUPTED, parts=[])
     question = Message.objects.filter(pk=run.reply_to_id).first()
@@ -312,15 +320,14 @@ def finish_stale_run(*, run: ReplyRun, stale_before: datetime, content: str) -> 
 
 def stale_runs(*, stale_before: datetime, limit: int = 50) -> list[uuid.UUID]:
     """Return running runs whose heartbeat is older than `stale_before`, oldest first."""
-    rows = ReplyRun.objects.filter(status=ReplyRun.Status.RUNNING, heartbeat_at__lt=stale_before)
-    return list(rows.order_by("heartbeat_at").values_list("pk", flat=True)[:limit])
+    stale = ReplyRun.objects.filter(status=ReplyRun.Status.RUNNING, heartbeat_at__lt=stale_before)
+    return list(stale.order_by("heartbeat_at").values_list("pk", flat=True)[:limit])
 
 
 def running_run(*, conversation_id: Any) -> ReplyRun | None:
-    """Return the conversation's running run, if there is one."""
-    return ReplyRun.objects.filter(
-        conversation_id=conversation_id, status=ReplyRun.Status.RUNNING
-    ).first()
+    """Return the conversation's running run, if there is one (at most one runs)."""
+    sql = f"SELECT * FROM {_RUNS} WHERE conversation_id = %s AND status = %s LIMIT 1"
+    return rows.fetch(ReplyRun, sql, [_key(conversation_id), ReplyRun.Status.RUNNING])
 
 
 def load_sync(*, conversation_id: Any, after: int, run_id: str | None) -> SyncRows:
