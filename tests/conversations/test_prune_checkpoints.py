@@ -72,3 +72,54 @@ def test_old_threads_keep_their_latest_memory_and_orphans_go(alice, settings, tm
     assert async_to_sync(thread_state)(orphan) == (0, None)
     # Run again: nothing left to do, and it says so.
     assert "0 thread(s) to prune, 0 of deleted conversations" in run_command()
+
+
+async def _rows(thread_id: str) -> dict[str, int]:
+    import psycopg
+
+    async with await psycopg.AsyncConnection.connect(django_settings.CHECKPOINT_URL) as conn:
+        counts = {}
+        for table in ("checkpoints", "checkpoint_blobs", "checkpoint_writes"):
+            cursor = await conn.execute(
+                f"SELECT count(*) FROM {table} WHERE thread_id = %s", (thread_id,)
+            )
+            counts[table] = (await cursor.fetchone())[0]
+        cursor = await conn.execute(
+            "SELECT count(*) FROM checkpoints WHERE thread_id = %s"
+            " AND parent_checkpoint_id IS NOT NULL",
+            (thread_id,),
+        )
+        counts["with_parent"] = (await cursor.fetchone())[0]
+        return counts
+
+
+async def _prune_both(ours: str, stock: str) -> None:
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+    saver = await checkpoint.open_checkpointer(django_settings.CHECKPOINT_URL)
+    try:
+        await saver.aprune([ours])
+        await AsyncPostgresSaver.aprune(saver, [stock])  # the library's own keep_latest
+    finally:
+        await checkpoint.close_checkpointer(saver)
+
+
+def test_a_turns_prune_leaves_what_the_librarys_leaves(alice, require_postgres):
+    """The one-statement prune (agent/checkpoint.py) keeps exactly the rows LangGraph's
+    own keep_latest keeps: the latest checkpoint, the blobs it uses, no writes before it."""
+    ours, stock = str(uuid.uuid4()), str(uuid.uuid4())
+    for thread_id in (ours, stock):
+        async_to_sync(write_unpruned_thread)(thread_id, 6)
+    before = async_to_sync(_rows)(ours)
+    assert before["checkpoints"] == 6 and before["checkpoint_blobs"] > 2
+    memory_before = async_to_sync(thread_state)(ours)[1]
+
+    async_to_sync(_prune_both)(ours, stock)
+
+    after = async_to_sync(_rows)(ours)
+    assert after == async_to_sync(_rows)(stock)
+    assert after["checkpoints"] == 1 and after["with_parent"] == 0
+    assert after["checkpoint_blobs"] < before["checkpoint_blobs"]  # it did delete some
+    assert async_to_sync(thread_state)(ours) == (1, memory_before)
+    async_to_sync(_prune_both)(ours, stock)  # again: nothing more goes
+    assert async_to_sync(_rows)(ours) == after
