@@ -15,15 +15,17 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpx2
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, message_chunk_to_message
 from langchain_core.messages.ai import UsageMetadata
 from langchain_core.messages.tool import tool_call_chunk
 from langchain_core.tools import BaseTool
 from langchain_openai import ChatOpenAI
+from openai._vendor.httpx_aiohttp.transport import AiohttpResponseStream, map_aiohttp_exceptions
 
 OnText = Callable[[str], None]
 
@@ -187,7 +189,7 @@ async def astream_message(
     try:
         async with asyncio.timeout(first_byte) as silence, request as response:
             data: list[str] = []
-            async for line in _lines(response.http_response.aiter_bytes()):
+            async for line in _lines(_reader(response.http_response)):
                 if not heard or idle is not None:
                     _push_back(silence, loop.time(), idle, first=not heard)
                     heard = True
@@ -214,13 +216,38 @@ async def astream_message(
     return reply.message()
 
 
-async def _lines(chunks: AsyncIterator[bytes]) -> AsyncIterator[str]:
+Read = Callable[[], Awaitable[bytes]]  # the body's next bytes; b"" at its end
+
+
+def _reader(response: httpx2.Response) -> Read:
+    """Return what reads the response body: straight from aiohttp's reader when the SDK's
+    aiohttp transport (agent/llm.py) carries it, else through httpx's iterator.
+
+    httpx hands each chunk up through four async generators (the response's chunker, its
+    raw iterator, the client's timing wrapper, the transport's stream): at 20 tokens/s
+    per reply, a tenth of the process's CPU went to the model's body before a line of it
+    was read. aiohttp's errors are raised as httpx's, as the transport raises them.
+    """
+    stream = getattr(response.stream, "_stream", None)
+    if isinstance(stream, AiohttpResponseStream):
+        content = stream._aiohttp_response.content
+
+        async def read() -> bytes:
+            with map_aiohttp_exceptions():
+                return await content.readany()
+
+        return read
+    chunks = response.aiter_bytes()
+    return lambda: anext(chunks, b"")
+
+
+async def _lines(read: Read) -> AsyncIterator[str]:
     """Split the body into lines (an SSE line ends with LF or CRLF; a bare CR, which no
     model server sends, is not taken for one). The SDK's `iter_lines` does the same through
     three more generators per chunk (text, then lines): 4% of a process streaming 200
     replies (bench/capacity.py, py-spy)."""
     rest = b""
-    async for chunk in chunks:
+    while chunk := await read():
         *complete, rest = (rest + chunk).split(b"\n") if rest else chunk.split(b"\n")
         for line in complete:
             yield line.removesuffix(b"\r").decode("utf-8", "replace")

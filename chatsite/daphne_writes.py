@@ -18,9 +18,14 @@ from typing import Any
 def send_writes_at_once() -> None:
     """Make Twisted's TCP connections try to send a write at once (idempotent)."""
     try:
+        import autobahn.util
         from twisted.internet import tcp
     except ImportError:  # another ASGI server
         return
+    # autobahn builds a debug line's arguments for every frame it sends, logged or not
+    # (`sendData`), colored through click when click is installed: 4.7 us per frame here,
+    # 1.6 us uncolored. Nobody reads its debug lines in color.
+    autobahn.util._HAS_CLICK = False
     buffered = tcp.Connection.write
     if getattr(buffered, "sends_at_once", False):
         return

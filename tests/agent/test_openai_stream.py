@@ -222,7 +222,8 @@ async def test_lines_split_anywhere_in_the_body_come_out_whole():
         ):
             yield chunk
 
-    assert [line async for line in _lines(body())] == [
+    chunks = body()
+    assert [line async for line in _lines(lambda: anext(chunks, b""))] == [
         'data: {"t": "가"}',
         "",
         "data: x",
@@ -230,3 +231,38 @@ async def test_lines_split_anywhere_in_the_body_come_out_whole():
         ": ping",
         "data: end",
     ]
+
+
+async def test_the_body_is_read_from_aiohttp_and_a_cut_is_httpxs_error(
+    online_config, fake_openai, monkeypatch
+):
+    """The model's body is read straight from aiohttp's reader (no httpx generators in
+    between), and a connection cut mid-body still surfaces as the error httpx raises."""
+    import httpx2
+
+    from agent import openai_stream
+
+    used = []
+    real = openai_stream._reader
+
+    def spy(response):
+        read = real(response)
+        used.append(read.__qualname__)
+        return read
+
+    monkeypatch.setattr(openai_stream, "_reader", spy)
+    llm = build_chat_model(online_config)
+    fake_openai.enqueue(Reply(text="Four, or 넷.", chunk_chars=2))
+    message = await astream_message(llm, PROMPT, tools=[], on_text=lambda _t: None)
+    assert message.content == "Four, or 넷."
+    assert used == ["_reader.<locals>.read"]  # aiohttp's, not httpx's `anext` lambda
+
+    class Cut:
+        async def readany(self):
+            raise __import__("aiohttp").ClientPayloadError("connection lost mid-body")
+
+    stream = openai_stream.AiohttpResponseStream.__new__(openai_stream.AiohttpResponseStream)
+    stream._aiohttp_response = type("R", (), {"content": Cut()})()
+    response = type("Resp", (), {"stream": type("S", (), {"_stream": stream})()})()
+    with pytest.raises(httpx2.HTTPError):
+        await real(response)()

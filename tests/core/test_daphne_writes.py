@@ -77,3 +77,15 @@ def test_a_lost_connection_goes_through_twisteds_own_path(pair):
     connection.write(b"x" * 100_000)  # the send fails: buffered, the reactor reports the loss
     assert reactor.writers == [connection]
     assert connection.doWrite() is not None  # CONNECTION_LOST
+
+
+def test_frames_build_their_debug_arguments_without_color():
+    """autobahn formats a debug line's arguments for every frame sent; uncolored, they
+    skip click's styling (a third of the cost)."""
+    import autobahn.util
+
+    send_writes_at_once()
+    assert autobahn.util.hlval(42) == "42"
+    assert "\x1b[" not in autobahn.util.hltype(
+        test_frames_build_their_debug_arguments_without_color
+    )
