@@ -13,13 +13,13 @@ would have given them.
 from __future__ import annotations
 
 import asyncio
-import json
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx2
+import orjson
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, message_chunk_to_message
 from langchain_core.messages.ai import UsageMetadata
 from langchain_core.messages.tool import tool_call_chunk
@@ -269,8 +269,8 @@ def _push_back(silence: asyncio.Timeout, now: float, idle: float | None, *, firs
 def _event(data: str) -> dict[str, Any]:
     """Return one event's JSON object; raise ModelStreamError for anything else."""
     try:
-        event = json.loads(data)
-    except ValueError:
+        event = orjson.loads(data)  # ~5x json's speed, an event per token
+    except orjson.JSONDecodeError:
         event = None
     if not isinstance(event, dict):
         raise ModelStreamError(f"the model server sent an event that is not JSON: {data[:200]!r}")

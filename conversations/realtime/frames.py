@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal, NotRequired, TypedDict, get_args, get_type_hints
 
+import orjson
 from pydantic import Field, TypeAdapter
 
 from conversations.schemas import MessageIn, ModelId, ObjectId
@@ -211,8 +212,16 @@ SERVER_FRAME_TYPES: frozenset[str] = frozenset(
 
 
 def dumps(frame: Any) -> str:
-    """Serialize a frame as compact UTF-8 JSON (Korean stays readable)."""
-    return json.dumps(frame, ensure_ascii=False, separators=(",", ":"))
+    """Serialize a frame as compact UTF-8 JSON (Korean stays readable).
+
+    orjson writes what `json.dumps(ensure_ascii=False, separators=(",", ":"))` writes, ~10x
+    faster (a frame per token per socket); what it refuses (a lone surrogate, an integer
+    past 64 bits, a key that is not a string) goes through json as before.
+    """
+    try:
+        return orjson.dumps(frame).decode()
+    except TypeError:
+        return json.dumps(frame, ensure_ascii=False, separators=(",", ":"))
 
 
 def abridged(message: dict[str, Any]) -> dict[str, Any]:
