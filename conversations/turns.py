@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
+from django.db import connection
 from langchain_core.tools import BaseTool
 
 from accounts.models import UserSettings
@@ -24,6 +25,7 @@ from agent.runner import Turn
 from agent.state import AgentContext, Question
 from agent.threads import ThreadRef
 from agent.tokens import estimate_tokens
+from core import rows
 from core.db_async import db_async
 from core.llm_catalog import ModelInfo, amodel_in_force, model_in_force
 from knowledge.hybrid import aretrieve
@@ -187,8 +189,8 @@ def _preset_documents(owner_id: int, preset: PresetSettings) -> tuple[str, ...] 
         in_project = Conversation.objects.filter(
             created_by_id=owner_id, project_id=int(preset.knowledge_ids[0])
         ).values("id")
-        rows = Document.objects.filter(owner_id=owner_id, scope__in=in_project)
-        return tuple(str(pk) for pk in rows.values_list("id", flat=True))
+        documents = Document.objects.filter(owner_id=owner_id, scope__in=in_project)
+        return tuple(str(pk) for pk in documents.values_list("id", flat=True))
     return None
 
 
@@ -270,10 +272,14 @@ _alist_servers = db_async(list_servers, close_serial=False)
 
 def _images_of(message: Message, *, vision: bool) -> tuple[tuple[str, str], ...]:
     """The images sent with `message`: (name, data URL) for a vision model, else (name, "")."""
-    rows = Attachment.objects.filter(message=message, kind=Attachment.Kind.IMAGE).order_by(
-        "created_at", "id"
-    )
-    return tuple((a.name, image_data_url(a) if vision else "") for a in rows)
+    key = Attachment._meta.pk.get_db_prep_value(message.pk, connection)  # a UUID, as the pk
+    found = rows.fetch_all(Attachment, _IMAGES_SQL, [key, Attachment.Kind.IMAGE])
+    return tuple((a.name, image_data_url(a) if vision else "") for a in found)
+
+
+# Asked at every turn's start (core/rows.py).
+_IMAGES_SQL = f"""SELECT * FROM {Attachment._meta.db_table}
+WHERE message_id = %s AND kind = %s ORDER BY created_at, id"""
 
 
 _aimages_of = db_async(_images_of, close_serial=False)

@@ -81,6 +81,15 @@ def fetch(model: type[M], sql: str, params: Sequence[Any]) -> M | None:
     return _instance(model, names, row)
 
 
+def fetch_all(model: type[M], sql: str, params: Sequence[Any]) -> list[M]:
+    """Return every row of `sql` as instances (see `fetch`)."""
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        found = cursor.fetchall()
+        names = [column[0] for column in cursor.description] if found else []
+    return [_instance(model, names, row) for row in found]
+
+
 def _instance(model: type[M], names: list[str], row: Sequence[Any]) -> M:
     converters = _converters(model)
     values = dict(zip(names, row, strict=True))
