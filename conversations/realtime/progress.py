@@ -97,15 +97,14 @@ def append_soon(*, conversation_id: Any, append: Append) -> asyncio.Future[None]
     together in the next (one command): with many replies streaming, a round trip per
     chunk and reply was the biggest cost of the process.
     """
-    client = get_redis()
-    if client is None:
-        current = _local.get(str(conversation_id))
-        if current is not None and current["run_id"] == append.run_id:
-            current["text"] += append.text
-        return None
     loop = asyncio.get_running_loop()
-    batch = _batches.get(loop)
+    batch = _batches.get(loop)  # a loop has one only with Redis (asked once, not per chunk)
     if batch is None:
+        if get_redis() is None:
+            current = _local.get(str(conversation_id))
+            if current is not None and current["run_id"] == append.run_id:
+                current["text"] += append.text
+            return None
         batch = _batches[loop] = _AppendBatch(loop)
     return batch.add(str(conversation_id), append)
 
