@@ -181,8 +181,8 @@ class PooledPostgresSaver(AsyncPostgresSaver):
         the root namespace is pruned here; a statement sees one snapshot, so a checkpoint
         saved meanwhile is neither seen nor deleted, nor are the blobs it writes.
         """
-        if strategy != "keep_latest":
-            await super().aprune(thread_ids, strategy=strategy)
+        if isinstance(thread_ids, str) or strategy != "keep_latest":
+            await super().aprune(thread_ids, strategy=strategy)  # it refuses a bare str
             return
         for thread_id in thread_ids:
             async with self.conn.connection() as conn:  # type: ignore[union-attr]

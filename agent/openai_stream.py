@@ -13,6 +13,7 @@ would have given them.
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -229,7 +230,8 @@ def _reader(response: httpx2.Response) -> Read:
     was read. aiohttp's errors are raised as httpx's, as the transport raises them.
     """
     stream = getattr(response.stream, "_stream", None)
-    if isinstance(stream, AiohttpResponseStream):
+    plain = response.headers.get("content-encoding", "identity").strip().lower() == "identity"
+    if plain and isinstance(stream, AiohttpResponseStream):  # httpx decompresses the rest
         content = stream._aiohttp_response.content
 
         async def read() -> bytes:
@@ -271,7 +273,10 @@ def _event(data: str) -> dict[str, Any]:
     try:
         event = orjson.loads(data)  # ~5x json's speed, an event per token
     except orjson.JSONDecodeError:
-        event = None
+        try:  # what orjson refuses and json reads: NaN, Infinity, 1e400, a lone surrogate
+            event = json.loads(data)
+        except ValueError:
+            event = None
     if not isinstance(event, dict):
         raise ModelStreamError(f"the model server sent an event that is not JSON: {data[:200]!r}")
     return event

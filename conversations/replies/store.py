@@ -235,10 +235,11 @@ def _end(run_id: Any, *, stale_before: datetime | None = None) -> bool:
     """Mark a running run finished (only if its heartbeat is older than `stale_before`, when
     given); say whether it was running."""
     sql = f"UPDATE {_RUNS} SET status = %s, finished_at = %s WHERE id = %s AND status = %s"
-    params = [ReplyRun.Status.FINISHED, timezone.now(), _key(run_id), ReplyRun.Status.RUNNING]
+    params = [ReplyRun.Status.FINISHED, _time(timezone.now()), _key(run_id)]
+    params.append(ReplyRun.Status.RUNNING)
     if stale_before is not None:
         sql += " AND heartbeat_at < %s"
-        params.append(stale_before)
+        params.append(_time(stale_before))
     return bool(rows.execute(sql, params))
 
 
@@ -247,6 +248,11 @@ _RUNS = ReplyRun._meta.db_table
 
 def _key(run_id: Any) -> Any:
     return ReplyRun._meta.pk.get_db_prep_value(parse_uuid(run_id), connection)
+
+
+def _time(at: datetime) -> Any:
+    """A time as the ORM writes it (naive UTC text on SQLite, compared as text there)."""
+    return ReplyRun._meta.get_field("heartbeat_at").get_db_prep_value(at, connection)
 
 
 def _store(

@@ -263,6 +263,54 @@ async def test_the_body_is_read_from_aiohttp_and_a_cut_is_httpxs_error(
 
     stream = openai_stream.AiohttpResponseStream.__new__(openai_stream.AiohttpResponseStream)
     stream._aiohttp_response = type("R", (), {"content": Cut()})()
-    response = type("Resp", (), {"stream": type("S", (), {"_stream": stream})()})()
+    response = type("Resp", (), {"stream": type("S", (), {"_stream": stream})(), "headers": {}})()
     with pytest.raises(httpx2.HTTPError):
         await real(response)()
+
+
+async def test_a_compressed_stream_is_read_through_httpx_decompression(online_config):
+    """A proxy that gzips the event stream: the body goes through httpx, which decompresses
+    it (the SDK's aiohttp transport leaves decompression to httpx)."""
+    import gzip
+    import json as jsonlib
+    from dataclasses import replace
+
+    from aiohttp import web
+
+    events = [
+        {"choices": [{"index": 0, "delta": {"role": "assistant", "content": "압축된 "}}]},
+        {"choices": [{"index": 0, "delta": {"content": "answer"}, "finish_reason": "stop"}]},
+    ]
+    body = "".join(f"data: {jsonlib.dumps(e)}\n\n" for e in events) + "data: [DONE]\n\n"
+
+    async def completions(_request):
+        return web.Response(
+            body=gzip.compress(body.encode()),
+            headers={"Content-Type": "text/event-stream", "Content-Encoding": "gzip"},
+        )
+
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", completions)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]
+    try:
+        llm = build_chat_model(
+            replace(online_config, openai_base_url=f"http://127.0.0.1:{port}/v1")
+        )
+        pieces: list[str] = []
+        message = await astream_message(llm, PROMPT, tools=[], on_text=pieces.append)
+    finally:
+        await runner.cleanup()
+    assert message.content == "압축된 answer" == "".join(pieces)
+
+
+def test_an_event_json_reads_but_orjson_refuses_is_still_read():
+    from agent.openai_stream import _event
+
+    event = _event('{"choices": [], "logprob": -Infinity, "score": NaN}')
+    assert event["choices"] == [] and event["score"] != event["score"]  # NaN
+    with pytest.raises(ModelStreamError):
+        _event("not json at all")
