@@ -99,7 +99,7 @@ def _claimed(pk: Any, owner: Any) -> Conversation | None:
         settings=UserSettings._meta.db_table,
         lock=" FOR UPDATE OF c" if connection.features.has_select_for_update_of else "",
     )
-    key = Conversation._meta.pk.get_db_prep_value(pk, connection)
+    key = rows.param(Conversation, "pk", pk)
     found = rows.fetch(Conversation, sql, [key, owner])
     if found is not None:
         tools = found.owner_tools_enabled
@@ -145,8 +145,8 @@ def socket_access(*, user: Any, conversation_id: Any, stale_before: datetime) ->
     )
     params = [
         ReplyRun.Status.RUNNING.value,
-        connection.ops.adapt_datetimefield_value(stale_before),
-        Conversation._meta.pk.get_db_prep_value(pk, connection),
+        rows.param(ReplyRun, "heartbeat_at", stale_before),
+        rows.param(Conversation, "pk", pk),
         owner,
     ]
     with connection.cursor() as cursor:

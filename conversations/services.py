@@ -260,8 +260,9 @@ def _write_message(message: Message, conversation: Conversation, fields: list[st
         f"SELECT id FROM {Message._meta.db_table} WHERE conversation_id = %s"
         f" AND parent_id {parent} ORDER BY sequence_number"
     )
-    keys = [message.conversation_id, *([message.parent_id] if message.parent_id else [])]
-    siblings_params = [_KEY.get_db_prep_value(key, connection) for key in keys]
+    siblings_params = [rows.param(Message, "conversation", message.conversation_id)]
+    if message.parent_id is not None:
+        siblings_params.append(rows.param(Message, "parent", message.parent_id))
     if connection.vendor == "postgresql":  # the SELECT sees the rows from before the WITH
         ids = rows.column(
             f"WITH m AS ({insert}), c AS ({update}) {siblings}",
@@ -272,10 +273,7 @@ def _write_message(message: Message, conversation: Conversation, fields: list[st
         rows.execute(insert, insert_params)
         rows.execute(update, update_params)
     rows.saved(message)
-    return [str(_KEY.to_python(pk)) for pk in ids]
-
-
-_KEY = Message._meta.pk  # a message's and a conversation's ids are both UUIDs
+    return [str(Message._meta.pk.to_python(pk)) for pk in ids]
 
 
 COUNTERS = ["message_count", "total_tokens_used", "last_message_at", "last_sequence_number"]
@@ -308,7 +306,7 @@ def lock_conversation(conversation_id: Any) -> Conversation:
     found = None
     if pk is not None:
         sql = f"SELECT * FROM {Conversation._meta.db_table} WHERE id = %s{lock}"
-        found = rows.fetch(Conversation, sql, [_KEY.get_db_prep_value(pk, connection)])
+        found = rows.fetch(Conversation, sql, [rows.param(Conversation, "pk", pk)])
     if found is None:
         raise NotFound("Conversation not found.")
     return found

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
-from django.db import connection
 from langchain_core.tools import BaseTool
 
 from accounts.models import UserSettings
@@ -154,7 +153,9 @@ async def apreset_of(conversation: Conversation) -> PresetSettings | None:
     if conversation.preset_id is None:
         return None
     if "preset_settings" not in conversation.__dict__:
-        conversation.__dict__["preset_settings"] = await _asettings_of(conversation.preset_id)
+        conversation.__dict__["preset_settings"] = await _asettings_of(
+            conversation.preset_id, user_id=conversation.created_by_id
+        )
     return conversation.__dict__["preset_settings"]
 
 
@@ -272,7 +273,7 @@ _alist_servers = db_async(list_servers, close_serial=False)
 
 def _images_of(message: Message, *, vision: bool) -> tuple[tuple[str, str], ...]:
     """The images sent with `message`: (name, data URL) for a vision model, else (name, "")."""
-    key = Attachment._meta.pk.get_db_prep_value(message.pk, connection)  # a UUID, as the pk
+    key = rows.param(Attachment, "message", message.pk)
     found = rows.fetch_all(Attachment, _IMAGES_SQL, [key, Attachment.Kind.IMAGE])
     return tuple((a.name, image_data_url(a) if vision else "") for a in found)
 

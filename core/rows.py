@@ -54,6 +54,14 @@ def update_statement(instance: models.Model, names: Sequence[str]) -> tuple[str,
     )
 
 
+def param(model: type[models.Model], name: str, value: Any) -> Any:
+    """Return `value` as the ORM passes `model`'s field `name` ("pk": the primary key) to
+    the database: a UUID as is on PostgreSQL and as hex on SQLite (whose driver refuses
+    one), a time as naive UTC text on SQLite."""
+    field = model._meta.pk if name == "pk" else model._meta.get_field(name)
+    return field.get_db_prep_value(value, connection)
+
+
 def saved(instance: M) -> M:
     """Mark an instance written by a statement here as loaded from the database."""
     instance._state.adding = False

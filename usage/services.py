@@ -16,6 +16,7 @@ from django.utils import timezone
 from django.utils.formats import date_format, number_format
 from django.utils.translation import gettext as _
 
+from core import rows
 from core.errors import BudgetExceeded
 
 from .budgets import budget_limit, budget_state
@@ -41,9 +42,6 @@ ON CONFLICT (month, user_id, conversation_id) DO UPDATE SET
 """
 
 
-_CONVERSATION = UsageRollup._meta.get_field("conversation_id")
-
-
 def reply_tokens(metadata: dict[str, Any] | None) -> tuple[int, int]:
     """Return a reply's (input, output) tokens: its turn's `metadata.usage`, 0 if absent."""
     usage = (metadata or {}).get("usage") or {}
@@ -64,9 +62,8 @@ def record_reply(
     """
     input_tokens, output_tokens = reply_tokens(metadata)
     day = (at.astimezone(UTC) if timezone.is_aware(at) else at).date()
-    # As the ORM would pass it: a UUID on PostgreSQL, its hex on SQLite (whose driver
-    # refuses a UUID: on the default database every reply failed to store here).
-    conversation_id = _CONVERSATION.get_db_prep_value(conversation_id, connection)
+    # On the default database (SQLite) every reply failed to store when a UUID went as is.
+    conversation_id = rows.param(UsageRollup, "conversation_id", conversation_id)
     with connection.cursor() as cursor:
         cursor.execute(
             _UPSERT,

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from core import rows
@@ -235,24 +235,19 @@ def _end(run_id: Any, *, stale_before: datetime | None = None) -> bool:
     """Mark a running run finished (only if its heartbeat is older than `stale_before`, when
     given); say whether it was running."""
     sql = f"UPDATE {_RUNS} SET status = %s, finished_at = %s WHERE id = %s AND status = %s"
-    params = [ReplyRun.Status.FINISHED, _time(timezone.now()), _key(run_id)]
-    params.append(ReplyRun.Status.RUNNING)
+    params = [
+        ReplyRun.Status.FINISHED,
+        rows.param(ReplyRun, "finished_at", timezone.now()),
+        rows.param(ReplyRun, "pk", parse_uuid(run_id)),
+        ReplyRun.Status.RUNNING,
+    ]
     if stale_before is not None:
         sql += " AND heartbeat_at < %s"
-        params.append(_time(stale_before))
+        params.append(rows.param(ReplyRun, "heartbeat_at", stale_before))
     return bool(rows.execute(sql, params))
 
 
 _RUNS = ReplyRun._meta.db_table
-
-
-def _key(run_id: Any) -> Any:
-    return ReplyRun._meta.pk.get_db_prep_value(parse_uuid(run_id), connection)
-
-
-def _time(at: datetime) -> Any:
-    """A time as the ORM writes it (naive UTC text on SQLite, compared as text there)."""
-    return ReplyRun._meta.get_field("heartbeat_at").get_db_prep_value(at, connection)
 
 
 def _store(
@@ -333,7 +328,8 @@ def stale_runs(*, stale_before: datetime, limit: int = 50) -> list[uuid.UUID]:
 def running_run(*, conversation_id: Any) -> ReplyRun | None:
     """Return the conversation's running run, if there is one (at most one runs)."""
     sql = f"SELECT * FROM {_RUNS} WHERE conversation_id = %s AND status = %s LIMIT 1"
-    return rows.fetch(ReplyRun, sql, [_key(conversation_id), ReplyRun.Status.RUNNING])
+    key = rows.param(ReplyRun, "conversation", parse_uuid(conversation_id))
+    return rows.fetch(ReplyRun, sql, [key, ReplyRun.Status.RUNNING])
 
 
 def load_sync(*, conversation_id: Any, after: int, run_id: str | None) -> SyncRows:
