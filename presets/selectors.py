@@ -67,10 +67,12 @@ NO_PRESET = PresetSettings(
 )
 
 
-def settings_of(preset_id: Any) -> PresetSettings | None:
-    """Return the settings of preset `preset_id` as the user in scope sees it (None: gone,
-    or no longer shared with them)."""
-    found = Preset.objects.filter(pk=preset_id).first() if preset_id else None
+def settings_of(preset_id: Any, *, user_id: Any) -> PresetSettings | None:
+    """Return the settings of preset `preset_id` for a turn of user `user_id` (None: gone,
+    or no longer shared with them). The owner check is here, not only in row-level
+    security: SQLite has none."""
+    visible = Preset.objects.filter(Q(owner_id=user_id) | Q(shared=True))
+    found = visible.filter(pk=preset_id).first() if preset_id else None
     if found is None:
         return None
     return PresetSettings(

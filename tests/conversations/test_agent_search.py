@@ -43,7 +43,8 @@ def told(model) -> str:
     return result
 
 
-async def test_the_agent_gets_the_best_match_not_the_newest(model, alice):
+async def test_the_agent_gets_the_best_match_not_the_newest(model, alice, require_postgres):
+    # Ranked on PostgreSQL; SQLite's search lists the newest first (conversations/search.py).
     await conversation_with(
         alice, "Q3 planning", "The budget review is on Friday at ten.", hours_ago=48
     )

@@ -150,7 +150,9 @@ async def test_deleting_a_conversation_refunds_nothing_and_it_shows_as_deleted(m
     assert "(deleted conversation)" in page and "Soon gone" not in page
 
 
-async def test_the_backfill_rebuilds_the_same_rollup_from_the_stored_replies(model, alice):
+async def test_the_backfill_rebuilds_the_same_rollup_from_the_stored_replies(
+    model, alice, require_postgres
+):  # the rebuild is PostgreSQL's (SQLite has no backfill)
     conversation = await new_conversation(user=alice)
     first, _ = await ask(alice, conversation, content="First question here.")
     await ask(alice, conversation, kind="regenerate", message_id=first.pk)
