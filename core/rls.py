@@ -191,14 +191,6 @@ def _needs_apply(wrapper: Any, scope: Scope) -> bool:
     return status == TransactionStatus.INTRANS and wrapper.rls_applied != scope
 
 
-def ensure_applied(wrapper: Any) -> None:
-    """Apply the current scope to the transaction open (or about to open, inside Django's
-    `atomic`) on `wrapper`: for code that runs psycopg's cursors itself (memories/store.py)."""
-    scope = current()
-    if _needs_apply(wrapper, scope):
-        _apply(wrapper, scope)
-
-
 def execute_in_scope(execute: Any, sql: Any, params: Any, many: bool, context: dict) -> Any:
     """Django execute wrapper (installed on every PostgreSQL connection): each statement
     runs in a transaction that starts with the current scope.

@@ -9,33 +9,37 @@ opened per event loop. Its tables are made by this app's migration (the store's 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, nullcontext
 from typing import Any
 
 from django.db import connection, transaction
-from langgraph.store.base import BaseStore
+from langgraph.store.base import BaseStore, Op, PutOp, Result
 from langgraph.store.postgres import PostgresStore
 from langgraph.store.sqlite import SqliteStore
 from psycopg.rows import dict_row
 
-from core import rls
-
 
 class DjangoPostgresStore(PostgresStore):
-    """A PostgresStore whose every batch is one Django transaction (no pipeline mode, and
-    text results: Django's cursors are client-side, which cannot return binary)."""
+    """A PostgresStore on Django's own cursors (text results: they bind client-side, which
+    cannot return binary; no pipeline mode). Each statement runs in the row-level security
+    scope as any Django query does, in one round trip; a batch that writes is one Django
+    transaction. A read (a turn's memory recall) was BEGIN, the scope, the query and
+    COMMIT: four round trips, now one."""
 
     atomic = True  # setup() runs CREATE INDEX CONCURRENTLY, which refuses a transaction
 
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        ops = list(ops)
+        writes = self.atomic and any(isinstance(op, PutOp) for op in ops)
+        with transaction.atomic() if writes else nullcontext():
+            return super().batch(ops)
+
     @contextmanager
     def _cursor(self, *, pipeline: bool = False) -> Iterator[Any]:
-        scope = transaction.atomic() if self.atomic else nullcontext()
-        with scope, self.conn.cursor(row_factory=dict_row) as cur:
-            if self.atomic and not connection.rls_owner:
-                # psycopg's cursor, not Django's: start the transaction in the RLS scope here.
-                rls.ensure_applied(connection)
-            yield cur
+        with connection.cursor() as cursor:
+            cursor.cursor.row_factory = dict_row
+            yield cursor
 
 
 class DjangoSqliteStore(SqliteStore):
