@@ -43,3 +43,16 @@ def test_a_write_outside_the_users_scope_changes_nothing(alice, bob, require_pos
         memories.add_memory(user_id=bob.pk, text="Planted by someone else.")
     with rls.maintenance():
         assert memories.list_memories(user_id=bob.pk) == []
+
+
+def test_a_users_memories_are_not_listed_for_a_user_whose_id_starts_the_same(
+    django_user_model,
+):
+    # Seen by every role (no row-level security narrowing): the namespace alone must part
+    # user 7's memories from user 70's.
+    seven = django_user_model.objects.create_user(id=7007, username="seven", password="x" * 12)
+    seventy = django_user_model.objects.create_user(id=70070, username="seventy", password="x" * 12)
+    with rls.maintenance():
+        memories.add_memory(user_id=seven.pk, text="I am seven.")
+        memories.add_memory(user_id=seventy.pk, text="I am seventy.")
+        assert [m["text"] for m in memories.list_memories(user_id=seven.pk)] == ["I am seven."]
