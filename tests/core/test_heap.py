@@ -29,6 +29,7 @@ walked_after, frozen = len(gc.get_objects()), gc.get_freeze_count()
 heap.settle_once()
 cycle = []; cycle.append(cycle); del cycle
 print(json.dumps({"walked_before": walked_before, "walked_after": walked_after,
+                  "young_threshold": gc.get_threshold()[0],
                   "frozen": frozen, "frozen_again": gc.get_freeze_count(),
                   "new_garbage_collected": gc.collect()}))
 """
@@ -44,6 +45,7 @@ def test_settling_takes_long_lived_objects_out_of_full_collections_once():
     assert seen["frozen"] > 300_000
     assert seen["frozen_again"] == seen["frozen"]  # the second call did nothing
     assert seen["new_garbage_collected"] >= 1  # garbage made later is still collected
+    assert seen["young_threshold"] == heap.YOUNG_THRESHOLD
 
 
 @pytest.mark.django_db(transaction=True)
