@@ -18,6 +18,8 @@ from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
+from core.pg_idle import acheck_idle_connection
+
 POOL_MAX_SIZE = 10
 POOL_MIN_SIZE = 1
 # PostgreSQL out of reach: a checkpoint read waits this long for a connection (psycopg's
@@ -95,7 +97,7 @@ class _Sweeper:
 
     async def check(self, conn: psycopg.AsyncConnection) -> None:
         try:
-            await AsyncConnectionPool.check_connection(conn)
+            await acheck_idle_connection(conn)  # a round trip only if the server spoke
         except Exception:
             if self.pool is not None and (self._sweeping is None or self._sweeping.done()):
                 self._sweeping = asyncio.get_running_loop().create_task(self.pool.check())

@@ -149,7 +149,7 @@ if _db["ENGINE"] == "django.db.backends.postgresql":
     }
     # A pooled connection is checked when it is handed out: one the server dropped (a
     # restart) is replaced, not failed on. The check asks the server only when something
-    # arrived on the idle socket (core/db/postgresql/base.py: check_idle_connection).
+    # arrived on the idle socket (core/pg_idle.py).
     _db["CONN_HEALTH_CHECKS"] = True
     # The test database must be UTF-8 so pg_trgm sees Korean trigrams.
     _db["TEST"] = {"TEMPLATE": "template0", "CHARSET": "UTF8"}

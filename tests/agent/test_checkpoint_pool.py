@@ -5,10 +5,12 @@ from __future__ import annotations
 import asyncio
 import time
 
+import psycopg
 import pytest
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from agent.checkpoint import QueueingPool
+from core.pg_idle import acheck_idle_connection
 
 pytestmark = pytest.mark.postgres
 
@@ -58,3 +60,36 @@ async def test_a_pool_that_hands_out_nothing_still_fails_after_its_timeout(postg
     finally:
         await pool.close()
     assert TIMEOUT <= waited < TIMEOUT + 1.0
+
+
+async def test_a_connection_is_asked_only_when_the_server_ended_it(postgres_url, monkeypatch):
+    """The checkpoints' pool: no round trip to hand out a healthy connection; a session the
+    server ended is found and replaced, not failed on."""
+    asked: list[int] = []
+    execute = psycopg.AsyncConnection.execute
+
+    async def counted(conn, query, *args, **kwargs):
+        if query == "":  # psycopg_pool's full check
+            asked.append(conn.info.backend_pid)
+        return await execute(conn, query, *args, **kwargs)
+
+    monkeypatch.setattr(psycopg.AsyncConnection, "execute", counted)
+    pool = AsyncConnectionPool(
+        postgres_url, open=False, min_size=1, max_size=1, check=acheck_idle_connection
+    )
+    await pool.open(wait=True)
+    try:
+        async with pool.connection() as conn:
+            first = (await (await conn.execute("SELECT pg_backend_pid()")).fetchone())[0]
+        async with pool.connection() as conn:
+            assert (await (await conn.execute("SELECT pg_backend_pid()")).fetchone())[0] == first
+        assert asked == []
+        async with await psycopg.AsyncConnection.connect(postgres_url, autocommit=True) as admin:
+            await admin.execute("SELECT pg_terminate_backend(%s)", [first])
+        await asyncio.sleep(0.3)  # the session ends and its socket closes
+        async with pool.connection() as conn:
+            second = (await (await conn.execute("SELECT pg_backend_pid()")).fetchone())[0]
+    finally:
+        await pool.close()
+    assert second != first
+    assert asked == [first]

@@ -13,16 +13,15 @@ Django's own backend plus four things (core/rls.py explains the scopes):
 
 from __future__ import annotations
 
-import select
 from typing import Any
 
-import psycopg
 from django.core.exceptions import ImproperlyConfigured
 from django.db.backends.postgresql import base, creation
 from psycopg_pool import ConnectionPool
 
 from core import rls
 from core.outages import DATABASE, outage_of
+from core.pg_idle import check_idle_connection
 
 # Seconds a connection is waited for while PostgreSQL is known to be down.
 OUTAGE_POOL_TIMEOUT = 0.5
@@ -41,23 +40,6 @@ def check_role(*, cursor_of: Any) -> None:
             f"The app's database role {rls.APP_ROLE} must be NOSUPERUSER NOBYPASSRLS NOINHERIT"
             " (README: Row-level security)."
         )
-
-
-def check_idle_connection(connection: Any) -> None:
-    """Check a pooled connection as it is handed out, asking the server only when something
-    arrived on it while it sat idle (psycopg_pool's own check asks every time: a round trip
-    per database call, ~6 per reply).
-
-    A server that restarts or ends a session sends its reason and closes the socket: both
-    make the idle socket readable, and then the full check runs and fails, so the pool
-    replaces the connection. Anything else readable (a notice) passes the full check.
-    """
-    if connection.closed:
-        raise psycopg.OperationalError("the connection is closed")
-    poll = select.poll()  # not select(): a busy server's descriptors pass 1024
-    poll.register(connection.fileno(), select.POLLIN)
-    if poll.poll(0):
-        ConnectionPool.check_connection(connection)
 
 
 class DatabaseCreation(creation.DatabaseCreation):
@@ -99,7 +81,7 @@ class DatabaseWrapper(base.DatabaseWrapper):
 
     @property
     def pool(self) -> Any:
-        """Django's pool, checking connections with `check_idle_connection`."""
+        """Django's pool, checking connections with `core.pg_idle`."""
         pool = super().pool
         if pool is not None and pool._check is ConnectionPool.check_connection:
             pool._check = check_idle_connection  # Django passes no other way to set it
