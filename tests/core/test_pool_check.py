@@ -9,6 +9,7 @@ import pytest
 from django.db import connection
 from psycopg_pool import ConnectionPool
 
+from core import pg_idle
 from core.pg_idle import check_idle_connection
 from tests.agent.conftest import postgres_url  # noqa: F401  (the fixture)
 
@@ -49,10 +50,10 @@ def test_a_healthy_connection_is_not_asked_and_one_the_server_ended_is_replaced(
     pool.open(wait=True)
     try:
         with pool.connection() as conn:
-            first = _pid(conn)
+            first = _pid(conn)  # never handed out before: asked
         with pool.connection() as conn:
-            assert _pid(conn) == first
-        assert asked == []
+            assert _pid(conn) == first  # in use a moment ago, nothing arrived: not asked
+        assert asked == [first]
         with psycopg.connect(postgres_url, autocommit=True) as admin:
             admin.execute("SELECT pg_terminate_backend(%s)", [first])
         time.sleep(0.3)  # the session ends and its socket closes
@@ -61,4 +62,21 @@ def test_a_healthy_connection_is_not_asked_and_one_the_server_ended_is_replaced(
     finally:
         pool.close()
     assert second != first
-    assert asked == [first]
+    assert asked == [first, first, second]  # the ended one failed its check; the new one
+
+
+def test_a_connection_left_unused_too_long_is_asked(asked, postgres_url, monkeypatch):  # noqa: F811
+    # A peer that vanished without closing leaves the socket quiet: time decides.
+    monkeypatch.setattr(pg_idle, "MAX_QUIET_SECONDS", 0.0)
+    pool = ConnectionPool(
+        postgres_url, open=False, min_size=1, max_size=1, check=check_idle_connection
+    )
+    pool.open(wait=True)
+    try:
+        for _ in range(2):
+            with pool.connection() as conn:
+                pid = _pid(conn)
+            time.sleep(0.01)
+    finally:
+        pool.close()
+    assert asked == [pid, pid]
