@@ -13,8 +13,9 @@ Each step reports added latency (model emits → client receives) and time to fi
 token, p50/p99, tokens lost, the server's CPU seconds and RSS, the bench client's and the
 fake model's CPU seconds (they share the machine), the 1-minute load average before
 the step, and the longest stall of the client's own loop (`client_stall_max_ms`: a token
-read late is counted as added latency; the client's cyclic collector is off during a step). A last line names the knee: the largest step of the passing run
-from the first step where p99 added latency < 100 ms and no token is lost. One chat
+read late is counted as added latency; the client's cyclic collector is off during a
+step). A last line names the knee: the largest step of the passing run from the first
+step where p99 added latency < 100 ms and no token is lost. One chat
 before the first step warms the process up (lazy imports, the model client) unmeasured.
 
 Each step is bounded: its arrivals, its chats in a row at the rate, + 60 s + N / 10 s; then
@@ -102,7 +103,8 @@ async def bounded(coro, limit_s: float, chats: int, tokens: int) -> dict:
 
 async def client_stalls(found: list[float], every_s: float = 0.01) -> None:
     """Record how late this loop wakes a sleeper (ms): a token read then is timed late by
-    as much, and counted as the server's added latency."""
+    as much, and counted as the server's added latency. An upper bound: it also covers the
+    step's summing-up after the chats (sorting every token's delay, tens of ms at 200)."""
     while True:
         started = time.perf_counter()
         await asyncio.sleep(every_s)
@@ -115,8 +117,8 @@ def no_client_collections():
     loop stamps every token's arrival: a pause there is counted as the server's added
     latency. Its setup's objects are frozen first (full collections over them took up to
     392 ms while the fixtures were made). Measured at steps 100 / 200, the loop's longest
-    stall: 37 / 49 ms with the collector on, 24-36 ms off. What the step leaves is
-    collected after it."""
+    stall (summing-up included): 37 / 49 ms with the collector on, 24-36 ms off. What the
+    step leaves is collected after it."""
     gc.collect()
     gc.freeze()
     gc.disable()
@@ -141,7 +143,13 @@ def start_py_spy(pid: int, outs: str, seconds: int) -> list[subprocess.Popen]:
 
 
 def run_step(n: int, ctx: dict, args: argparse.Namespace) -> dict:
-    """Stream `n` chats at once; return the step's JSON line."""
+    """Stream `n` chats at once; return the step's JSON line (the client's collections
+    before and after it are outside its figures)."""
+    with no_client_collections():
+        return _step(n, ctx, args)
+
+
+def _step(n: int, ctx: dict, args: argparse.Namespace) -> dict:
     per = args.per if args.arrivals == "spread" else 1
     spread_s = args.tokens / args.rate if args.arrivals == "spread" else 0.0
     offset = ctx["used"]
@@ -165,8 +173,7 @@ def run_step(n: int, ctx: dict, args: argparse.Namespace) -> dict:
         limit_s=timeout,  # then the chats still streaming are given up, counted lost
     )
     # The backstop: the emissions are read after the chats, chat by chat.
-    with no_client_collections():
-        result = asyncio.run(bounded(load_of_step, timeout + 120, n * per, args.tokens))
+    result = asyncio.run(bounded(load_of_step, timeout + 120, n * per, args.tokens))
     for spy in spies:
         spy.wait(timeout=60)
     keep = (
