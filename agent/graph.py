@@ -1,4 +1,4 @@
-"""Wire the agent graph: route → (retrieve) → memory → recall → agent ⇄ tools → end."""
+"""Wire the agent graph: prepare (route, retrieve, memory, recall) → agent ⇄ tools → end."""
 
 from __future__ import annotations
 
@@ -11,10 +11,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from agent.nodes.agent import agent
-from agent.nodes.memory import memory
-from agent.nodes.recall import recall
-from agent.nodes.retrieve import retrieve
-from agent.nodes.route import route
+from agent.nodes.prepare import prepare
 from agent.nodes.tools import tools
 from agent.state import AgentContext, AgentState
 
@@ -22,11 +19,6 @@ _GRAPHS: weakref.WeakKeyDictionary[BaseCheckpointSaver, CompiledStateGraph] = (
     weakref.WeakKeyDictionary()
 )
 _UNSAVED: list[CompiledStateGraph] = []
-
-
-def after_route(state: AgentState) -> str:
-    """Go to retrieval for document questions, else straight to memory."""
-    return "retrieve" if state.get("route") == "rag" else "memory"
 
 
 def after_agent(state: AgentState) -> str:
@@ -38,17 +30,11 @@ def after_agent(state: AgentState) -> str:
 def build_graph() -> StateGraph:
     """Return the uncompiled graph."""
     builder = StateGraph(AgentState, context_schema=AgentContext)
-    builder.add_node("route", route)
-    builder.add_node("retrieve", retrieve)
-    builder.add_node("memory", memory)
-    builder.add_node("recall", recall)
+    builder.add_node("prepare", prepare)
     builder.add_node("agent", agent)
     builder.add_node("tools", tools)
-    builder.add_edge(START, "route")
-    builder.add_conditional_edges("route", after_route, ["retrieve", "memory"])
-    builder.add_edge("retrieve", "memory")
-    builder.add_edge("memory", "recall")
-    builder.add_edge("recall", "agent")
+    builder.add_edge(START, "prepare")
+    builder.add_edge("prepare", "agent")
     builder.add_conditional_edges("agent", after_agent, ["tools", END])
     builder.add_edge("tools", "agent")
     return builder
@@ -68,7 +54,7 @@ def get_graph(checkpointer: BaseCheckpointSaver | None) -> CompiledStateGraph:
 
 def recursion_limit(max_iterations: int) -> int:
     """Return the step budget of one turn: the fixed nodes plus every tool round."""
-    return 2 * max_iterations + 9
+    return 2 * max_iterations + 6
 
 
 def thread_config(

@@ -61,7 +61,7 @@ class AgentState(TypedDict, total=False):
     # Summarizer failures in a row, and the folds still to do without it (agent/nodes/memory.py).
     summary_failures: int
     summary_pause: int
-    # Per-turn fields, reset by the route node at the start of every turn.
+    # Per-turn fields, reset at the start of every turn (agent/nodes/route.py).
     route: Route
     route_reason: str
     documents: list[dict[str, Any]]
