@@ -57,7 +57,7 @@ INTERNAL_TAGS = [TAG_NOSTREAM, INTERNAL_TAG]
 
 @dataclass
 class MemoryPlan:
-    """What the memory node should do this turn."""
+    """What the memory part of the prepare step should do this turn."""
 
     reason: Literal["count", "compress"] | None
     old: list[BaseMessage] = field(default_factory=list)

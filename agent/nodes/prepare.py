@@ -5,8 +5,8 @@ run in order, each seeing the state as the ones before left it. As four graph st
 cost LangGraph's loop a checkpoint of the whole state, a stream part and its bookkeeping:
 a turn in process (offline model, SQLite saver, 20 threads x 30 turns, one core, 4
 alternated pairs) took a median 13.1 ms of CPU with four steps and 11.8 ms with one (each
-pair 0.8-1.6 ms less). Threads saved by the
-four-step graph go on unchanged (tests/agent/test_agent_graph.py).
+pair 0.8-1.6 ms less). Threads saved by the four-step graph go on unchanged
+(tests/agent/test_agent_graph.py).
 """
 
 from __future__ import annotations

@@ -50,7 +50,7 @@ class Outcome:
 
 
 def as_outcome(value: dict[str, Any]) -> Outcome:
-    """Return a result kept earlier in this turn (the route node empties them per turn)."""
+    """Return a result kept earlier in this turn (route empties them at the start of each turn)."""
     return Outcome(
         text=str(value.get("text", "")),
         failure=value.get("failure"),
