@@ -126,6 +126,9 @@ TEMPLATES = [
 # --- database -------------------------------------------------------------
 DATABASE_URL = os.environ.get("DATABASE_URL", f"sqlite:///{VAR_DIR / 'db.sqlite3'}")
 _db = dj_database_url.parse(DATABASE_URL, conn_max_age=0)
+# PostgreSQL's pool: its size, and how long a request waits for a connection (then 503).
+DB_POOL_SIZE = int(os.environ.get("DB_POOL_SIZE", 20))
+DB_POOL_TIMEOUT = float(os.environ.get("DB_POOL_TIMEOUT", 3))
 if _db["ENGINE"] == "django.db.backends.postgresql":
     # CONN_MAX_AGE > 0 leaks connections under ASGI; Django 5.2's psycopg pool does not.
     # With PostgreSQL out of reach a request waits at most DB_POOL_TIMEOUT for a connection
@@ -142,8 +145,8 @@ if _db["ENGINE"] == "django.db.backends.postgresql":
         "keepalives_count": 3,
         "pool": {
             "min_size": 1,
-            "max_size": int(os.environ.get("DB_POOL_SIZE", 20)),
-            "timeout": float(os.environ.get("DB_POOL_TIMEOUT", 3)),
+            "max_size": DB_POOL_SIZE,
+            "timeout": DB_POOL_TIMEOUT,
             "reconnect_timeout": float(os.environ.get("DB_RECONNECT_SECONDS", 5)),
         },
     }

@@ -7,7 +7,10 @@ import os
 import pytest
 from django.conf import settings
 
+from tests.parallel import isolate_this_process, make_scheduler, mark_browser_tests
+
 IN_CI = os.environ.get("CI", "").lower() == "true"
+isolate_this_process()  # before pytest-django reads the settings
 
 
 def pytest_report_header(config) -> list[str]:
@@ -34,6 +37,12 @@ def pytest_collection_modifyitems(config, items) -> None:
     """Run browser tests last: sync Playwright keeps an event loop running in the main
     thread for the rest of the session, where async tests can no longer start their own."""
     items.sort(key=lambda item: item.get_closest_marker("browser") is not None)
+    mark_browser_tests(items)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    return make_scheduler(config, log)
 
 
 def uses_postgres() -> bool:

@@ -18,7 +18,8 @@ from tests.support.web_sites import SearXNG, Server, site_routes
 POSTGRES_ADMIN_URL = os.environ.get(
     "AGENT_TEST_POSTGRES_ADMIN_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
 )
-POSTGRES_TEST_DB = "agent_test"
+# One scratch database per xdist worker: two workers creating the saver's tables at once race.
+POSTGRES_TEST_DB = f"agent_test_{os.environ.get('PYTEST_XDIST_WORKER', 'main')}"
 
 
 @pytest.fixture

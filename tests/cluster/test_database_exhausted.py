@@ -33,7 +33,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 HTTP_PER_NODE = 30
 SENDS_PER_NODE = 8
-POOL_TIMEOUT = settings.DATABASES["default"]["OPTIONS"]["pool"]["timeout"]
+POOL_TIMEOUT = settings.DB_POOL_TIMEOUT  # the cluster's processes keep the default
 BOUND = POOL_TIMEOUT + 4.0  # seconds for any answer while PostgreSQL is full
 # A reply's end: its claim waits for the app's pool, its memory for the checkpointer's
 # (which cannot open or grow either: the reply ends with an error), and a run that could

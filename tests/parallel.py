@@ -1,0 +1,104 @@
+"""Running the suite on several processes (pytest-xdist): isolation and scheduling.
+
+`bin/test` runs one worker per core and a few more (`-n`), since much of the suite waits on
+servers it started (Daphne, the fake model, Chromium). Each worker gets its own test
+database (pytest-django names it after the worker), its own Redis database (so its own
+channel-layer prefix) and its own var/ directory (`isolate_this_process`).
+
+Tests are handed out a module at a time (a module's fixtures, such as a fake model server
+or a Daphne, start once), the slowest modules first so that no worker is left with a long
+one at the end, and browser tests last: sync Playwright keeps an event loop running on the
+worker's main thread, where async tests can no longer start theirs. The cluster's modules
+share one cluster (three Daphnes behind HAProxy), so they go to one worker together.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from urllib.parse import urlsplit
+
+ROOT = Path(__file__).resolve().parents[1]
+# Worker gwN uses Redis database FIRST_WORKER_REDIS_DB + N (a Redis server has 16).
+FIRST_WORKER_REDIS_DB = 8
+MAX_WORKERS = 16 - FIRST_WORKER_REDIS_DB
+BROWSER_SUFFIX = "@browser"
+# Scopes whose tests, together, take far longer than their count says (seconds, measured on
+# a 2-core machine): handed out first. Any other module weighs SECONDS_PER_TEST per test.
+SECONDS_PER_TEST = 0.5
+SLOW_SCOPES: dict[str, float] = {}
+
+
+def isolate_this_process() -> None:
+    """Give this test process a var/ directory of its own, and an xdist worker its own Redis
+    database (and so its own channel-layer prefix, core/groups.py).
+
+    Runs before pytest-django loads the settings, which read both from the environment.
+    Rate counters, reply progress and user groups live in Redis keyed by ids that every
+    worker's database hands out alike, so two workers must not share a Redis database; and
+    tests never write into the var/ of the app a developer runs (its SQLite checkpoints,
+    its uploads).
+    """
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    base = Path(os.environ.get("CHAT_VAR_DIR") or ROOT / "var")
+    os.environ["CHAT_VAR_DIR"] = str(base / "tests" / (worker or "main"))
+    redis_url = os.environ.get("REDIS_URL", "")
+    if worker and redis_url:
+        number = int(worker.removeprefix("gw"))
+        if number >= MAX_WORKERS:
+            raise RuntimeError(f"at most {MAX_WORKERS} workers: each needs a Redis database")
+        db = FIRST_WORKER_REDIS_DB + number
+        os.environ["REDIS_URL"] = urlsplit(redis_url)._replace(path=f"/{db}").geturl()
+
+
+def mark_browser_tests(items: list) -> None:
+    """On an xdist worker, suffix browser tests' ids so the scheduler can hand them out last
+    (xdist's own `loadgroup` marks groups the same way)."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    for item in items:
+        if item.get_closest_marker("browser") is not None:
+            item._nodeid = f"{item.nodeid}{BROWSER_SUFFIX}"
+
+
+def scope_of(nodeid: str) -> str:
+    """Return the unit a test is handed out in: its module, the cluster, or its module's
+    browser tests."""
+    path = nodeid.split("::", 1)[0]
+    if path.startswith("tests/cluster/"):
+        return "tests/cluster"
+    if nodeid.endswith(BROWSER_SUFFIX):
+        return f"{path}{BROWSER_SUFFIX}"
+    return path
+
+
+def weight_of(scope: str, tests: int) -> float:
+    """Return how long a unit is expected to take, in seconds."""
+    return SLOW_SCOPES.get(scope, SECONDS_PER_TEST * tests)
+
+
+def make_scheduler(config, log):
+    """Return the scheduler described at the top of this module."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SlowestModuleFirst(LoadScopeScheduling):
+        ordered = False
+
+        def _split_scope(self, nodeid: str) -> str:
+            return scope_of(nodeid)
+
+        def _assign_work_unit(self, node) -> None:
+            if not self.ordered:  # the queue is complete on the first assignment
+                self.ordered = True
+                units = sorted(
+                    self.workqueue.items(),
+                    key=lambda unit: (
+                        unit[0].endswith(BROWSER_SUFFIX),
+                        -weight_of(unit[0], len(unit[1])),
+                    ),
+                )
+                self.workqueue.clear()
+                self.workqueue.update(units)
+            super()._assign_work_unit(node)
+
+    return SlowestModuleFirst(config, log)
