@@ -7,7 +7,7 @@ import os
 import pytest
 from django.conf import settings
 
-from tests.parallel import isolate_this_process, make_scheduler, mark_browser_tests
+from tests.parallel import check_browser_tests, isolate_this_process, make_scheduler
 
 IN_CI = os.environ.get("CI", "").lower() == "true"
 isolate_this_process()  # before pytest-django reads the settings
@@ -37,7 +37,7 @@ def pytest_collection_modifyitems(config, items) -> None:
     """Run browser tests last: sync Playwright keeps an event loop running in the main
     thread for the rest of the session, where async tests can no longer start their own."""
     items.sort(key=lambda item: item.get_closest_marker("browser") is not None)
-    mark_browser_tests(items)
+    check_browser_tests(items)
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # Worker gwN uses Redis database FIRST_WORKER_REDIS_DB + N (a Redis server has 16).
 FIRST_WORKER_REDIS_DB = 8
 MAX_WORKERS = 16 - FIRST_WORKER_REDIS_DB
-BROWSER_SUFFIX = "@browser"
+BROWSER_FOLDER = "tests/e2e/"  # every browser test, and nothing else
 # Scopes whose tests, together, take far longer than their count says (seconds, measured on
 # a 2-core machine): handed out first. Any other module weighs SECONDS_PER_TEST per test.
 SECONDS_PER_TEST = 0.5
@@ -51,25 +51,22 @@ def isolate_this_process() -> None:
         os.environ["REDIS_URL"] = urlsplit(redis_url)._replace(path=f"/{db}").geturl()
 
 
-def mark_browser_tests(items: list) -> None:
-    """On an xdist worker, suffix browser tests' ids so the scheduler can hand them out last
-    (xdist's own `loadgroup` marks groups the same way)."""
-    if not os.environ.get("PYTEST_XDIST_WORKER"):
-        return
-    for item in items:
-        if item.get_closest_marker("browser") is not None:
-            item._nodeid = f"{item.nodeid}{BROWSER_SUFFIX}"
+def check_browser_tests(items: list) -> None:
+    """Refuse a browser test outside tests/e2e/: the scheduler tells them by their folder."""
+    strays = [
+        item.nodeid
+        for item in items
+        if item.get_closest_marker("browser") is not None
+        and not item.nodeid.startswith(BROWSER_FOLDER)
+    ]
+    if strays:
+        raise RuntimeError(f"browser tests belong in {BROWSER_FOLDER}: {strays[:3]}")
 
 
 def scope_of(nodeid: str) -> str:
-    """Return the unit a test is handed out in: its module, the cluster, or its module's
-    browser tests."""
+    """Return the unit a test is handed out in: its module, or the cluster."""
     path = nodeid.split("::", 1)[0]
-    if path.startswith("tests/cluster/"):
-        return "tests/cluster"
-    if nodeid.endswith(BROWSER_SUFFIX):
-        return f"{path}{BROWSER_SUFFIX}"
-    return path
+    return "tests/cluster" if path.startswith("tests/cluster/") else path
 
 
 def weight_of(scope: str, tests: int) -> float:
@@ -93,7 +90,7 @@ def make_scheduler(config, log):
                 units = sorted(
                     self.workqueue.items(),
                     key=lambda unit: (
-                        unit[0].endswith(BROWSER_SUFFIX),
+                        unit[0].startswith(BROWSER_FOLDER),
                         -weight_of(unit[0], len(unit[1])),
                     ),
                 )

@@ -53,7 +53,9 @@ def test_someone_elses_memory_is_not_found_and_unchanged(api, bob_api):
     assert api.get(path).json()["text"] == "My locker is 4412."
 
 
-@pytest.mark.parametrize("memory_id", ["nope", "1", "x" * 5000, str(uuid.uuid4())])
+@pytest.mark.parametrize(
+    "memory_id", ["nope", "1", "x" * 5000, str(uuid.uuid4())], ids=["word", "digit", "long", "uuid"]
+)
 def test_a_malformed_or_unknown_id_is_not_found(api, memory_id):
     assert api.get(f"/memories/{memory_id}").status_code == 404
     assert api.delete(f"/memories/{memory_id}").status_code == 404
