@@ -162,6 +162,17 @@ def bob_client(bob):
 
 
 @pytest.fixture(autouse=True)
+def default_language():
+    """Start and end every test in the site's language: a test that activates Korean on
+    its thread must not leave it to the next test that runs there."""
+    from django.utils import translation
+
+    translation.deactivate()
+    yield
+    translation.deactivate()
+
+
+@pytest.fixture(autouse=True)
 def fast_password_hashing(settings):
     # Real hashing costs ~0.3 s per login; tests measure behaviour, not key stretching.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -1,4 +1,4 @@
-"""Branching at turn 500 of a long conversation gives every branch its own memory, though
+"""Branching deep into a long conversation gives every branch its own memory, though
 the agent's thread keeps one checkpoint: a branch point's memory is rebuilt from the rows.
 
 Every user message plants a numbered word (`kw<turn>q`); what the model is sent shows
@@ -24,7 +24,12 @@ from .conftest import sent_to_model
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-TURNS = 500
+# 100 turns fold their messages into summaries twenty times over, merging the oldest each
+# time the window of summaries is full, and leave turn 60 long pruned from the thread: what
+# 500 turns proved, at a fifth of the time (the branch points keep their places: 3/5, 1/2
+# and 4/5 of the way).
+TURNS = 100
+REGENERATED, EDITED, FORKED = 60, 50, 80
 
 
 def note(turn: int) -> str:
@@ -59,7 +64,9 @@ def memory_of(reply) -> tuple[list[str], list[str]]:
     return [s["text"] for s in ledger["summaries"]], ledger["message_ids"]
 
 
-async def test_every_kind_of_branch_at_turn_500_has_its_own_memory(model, alice, settings):
+async def test_every_kind_of_branch_deep_in_a_long_conversation_has_its_own_memory(
+    model, alice, settings
+):
     settings.CHAT_RATE_LIMIT = "100000/m"
     model.responder = cut_on_request
     conversation = await sync_to_async(services.create_conversation)(user=alice)
@@ -75,26 +82,28 @@ async def test_every_kind_of_branch_at_turn_500_has_its_own_memory(model, alice,
     again, _ = await ask(alice, conversation, kind="regenerate", message_id=replies[-1].pk)
     assert memory_of(again) == memory_of(replies[-1])
 
-    # Regenerate the reply of turn 300: memory long pruned from the thread, rebuilt the same.
-    old, _ = await ask(alice, conversation, kind="regenerate", message_id=replies[299].pk)
-    assert memory_of(old) == memory_of(replies[299])
-    assert max(turns_in(sent_to_model(model))) == 300
+    # Regenerate an old reply: memory long pruned from the thread, rebuilt the same.
+    old, _ = await ask(
+        alice, conversation, kind="regenerate", message_id=replies[REGENERATED - 1].pk
+    )
+    assert memory_of(old) == memory_of(replies[REGENERATED - 1])
+    assert max(turns_in(sent_to_model(model))) == REGENERATED
 
-    # Edit the message of turn 250: turn 249 and before, and the new words; nothing later.
-    question = replies[249].parent_id
-    edited_text = "Note 250: the code word is edited250z."
+    # Edit an older message: the turns before it, and the new words; nothing later.
+    question = replies[EDITED - 1].parent_id
+    edited_text = f"Note {EDITED}: the code word is edited{EDITED}z."
     await ask(alice, conversation, kind="edit", message_id=question, content=edited_text)
     seen = sent_to_model(model)
-    assert "edited250z" in seen and max(turns_in(seen)) == 249
+    assert f"edited{EDITED}z" in seen and max(turns_in(seen)) == EDITED - 1
     await ask(alice, conversation, content="What comes next on this branch?")
     seen = sent_to_model(model)
-    assert "edited250z" in seen and max(turns_in(seen)) == 249
+    assert f"edited{EDITED}z" in seen and max(turns_in(seen)) == EDITED - 1
 
     # Switch back to the first branch and send: its memory goes on where it left off.
     await sync_to_async(branches.switch_branch)(user=alice, message_id=replies[-1].pk)
     await ask(alice, conversation, content="And on the first branch?")
     seen = sent_to_model(model)
-    assert TURNS in turns_in(seen) and "edited250z" not in seen
+    assert TURNS in turns_in(seen) and f"edited{EDITED}z" not in seen
 
     # Continue a reply cut short: the model goes on from its text, on this branch.
     cut, _ = await ask(alice, conversation, content="Cut me off please.")
@@ -104,14 +113,14 @@ async def test_every_kind_of_branch_at_turn_500_has_its_own_memory(model, alice,
     seen = sent_to_model(model)
     assert CONTINUE_NOTE[:30] in seen and TURNS in turns_in(seen)
 
-    # Fork at turn 400: the fork remembers up to it, nothing of either later branch.
+    # Fork further on: the fork remembers up to it, nothing of either later branch.
     fork = await forks.afork_conversation(
-        user=alice, conversation_id=conversation.pk, from_message_id=replies[399].pk
+        user=alice, conversation_id=conversation.pk, from_message_id=replies[FORKED - 1].pk
     )
     await ask(alice, fork, content="What do you remember?")
     seen = sent_to_model(model)
-    assert max(turns_in(seen)) == 400 and "edited250z" not in seen
-    assert 400 in turns_in(seen)  # in the window, word for word
+    assert max(turns_in(seen)) == FORKED and f"edited{EDITED}z" not in seen
+    assert FORKED in turns_in(seen)  # in the window, word for word
 
     # However many branches, each thread keeps one checkpoint.
     assert await checkpoints_of(conversation.pk) == 1
