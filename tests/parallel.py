@@ -23,10 +23,25 @@ ROOT = Path(__file__).resolve().parents[1]
 FIRST_WORKER_REDIS_DB = 8
 MAX_WORKERS = 16 - FIRST_WORKER_REDIS_DB
 BROWSER_FOLDER = "tests/e2e/"  # every browser test, and nothing else
-# Scopes whose tests, together, take far longer than their count says (seconds, measured on
-# a 2-core machine): handed out first. Any other module weighs SECONDS_PER_TEST per test.
+# Scopes whose tests, together, take far longer than their count says (seconds, measured with
+# three workers on a 2-core machine, `--durations=0`): handed out first. Any other module
+# weighs SECONDS_PER_TEST per test.
 SECONDS_PER_TEST = 0.5
-SLOW_SCOPES: dict[str, float] = {}
+SLOW_SCOPES: dict[str, float] = {
+    "tests/realtime/test_two_processes.py": 158,
+    "tests/realtime/test_reconnect_exact.py": 135,
+    "tests/integration/test_real_model.py": 133,
+    "tests/cluster": 69,
+    "tests/fuzz/test_api_fuzz.py": 60,
+    "tests/realtime/test_first_message_and_temporary.py": 53,
+    "tests/realtime/test_large_and_slow.py": 48,
+    "tests/fuzz/test_socket_fuzz.py": 46,
+    "tests/conversations/test_chat_command.py": 39,
+    "tests/e2e/test_accessibility.py": 136,
+    "tests/e2e/test_screenshots.py": 86,
+    "tests/e2e/test_chat.py": 62,
+    "tests/e2e/test_shell.py": 46,
+}
 
 
 def isolate_this_process() -> None:
