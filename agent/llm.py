@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import weakref
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx2
 import openai
@@ -64,9 +65,21 @@ def bounded(model: Any, max_tokens: int) -> Any:
     if not isinstance(model, ChatOpenAI):
         return model
     refused = capabilities.refused_parameters(capabilities.server_of(model))
-    update: dict[str, Any] = {"max_tokens": max_tokens}
+    # langchain-openai sends `max_completion_tokens`, which OpenAI's reasoning models need
+    # and which llama.cpp's and llama-cpp-python's servers do not read: they get the older
+    # `max_tokens`, as every OpenAI-compatible server reads it.
+    if _speaks_openai_itself(model.openai_api_base):
+        update: dict[str, Any] = {"max_tokens": max_tokens}
+    else:
+        update = {"extra_body": {**(model.extra_body or {}), "max_tokens": max_tokens}}
     update.update({name: None for name in refused if name in ChatOpenAI.model_fields})
     return model.model_copy(update=update)  # shares the client: nothing is opened again
+
+
+def _speaks_openai_itself(base_url: str | None) -> bool:
+    """Say whether a base URL is OpenAI's own API (or Azure's), not a compatible server."""
+    host = urlsplit(base_url or "https://api.openai.com/v1").hostname or ""
+    return host == "api.openai.com" or host.endswith(".openai.azure.com")
 
 
 async def ask_model(

@@ -351,8 +351,15 @@ async def agent(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, 
     if context.continues is not None:
         prompt.append(HumanMessage(prompts.CONTINUE_NOTE))  # in this call only, never stored
     tools = [] if final or context.continues is not None else tools_for(context)
-    raw = estimate_message_tokens(prompt) + tool_schema_tokens(tools)
     calibration = state.get("calibration", 1.0)
+    schemas = tool_schema_tokens(tools)
+    raw = estimate_message_tokens(prompt) + schemas
+    budget = window_budget(context.config.context_window, round(raw * calibration))
+    if raw * calibration > budget:  # never past the window (Ollama cuts without a word)
+        prompt = fit_to_window(prompt, max(256, int(budget / calibration) - schemas))
+        history = [m for m in prompt[1:] if not isinstance(m, SystemMessage)]
+        raw = estimate_message_tokens(prompt) + schemas
+        emit_step("model.window")
     ledger = build_ledger(state, context, history, round(raw * calibration))
     emit({"kind": "ledger", "ledger": ledger})
     if final:
