@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import httpx
 
+from agent import windows as learned_windows
 from agent.offline import OFFLINE_MODEL_NAME
 
 logger = logging.getLogger(__name__)
@@ -129,7 +130,10 @@ class Catalog:
         return ModelInfo(
             id=model_id,
             default=model_id == self.default_id(),
-            context_window=self.windows.get(model_id, self.fallback_window),
+            # CHAT_MODEL_CONTEXT first, then what the server told (agent/windows.py).
+            context_window=self.windows.get(model_id)
+            or learned_windows.learned(self.base_url, model_id)
+            or self.fallback_window,
             vision=model_id in self.vision,
             label=self.offline_label if offline else model_id,
         )

@@ -33,7 +33,7 @@ class AgentConfig:
     # A silent model server is given up on sooner than request_timeout × retries: no first
     # byte within this many seconds (CHAT_MODEL_FIRST_BYTE_TIMEOUT), or nothing more for
     # this many mid-stream (CHAT_MODEL_IDLE_TIMEOUT).
-    first_byte_timeout: float | None = 20.0
+    first_byte_timeout: float | None = 300.0
     idle_timeout: float | None = 30.0
 
     @property

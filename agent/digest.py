@@ -19,6 +19,7 @@ SECTION_TITLES = {
     "ko": ("주요 내용", "결정 사항", "다음 할 일"),
     "en": ("Main points", "Decisions", "Next actions"),
 }
+DIGEST_MAX_TOKENS = 800  # three short sections (main points, decisions, next actions)
 DIGEST_MARKER = "Summarize the conversation below for the person who had it."
 DIGEST_SYSTEM = (
     DIGEST_MARKER
@@ -177,7 +178,12 @@ async def summarize_conversation(
         actions=actions,
     )
     transcript = fit_transcript(turns, budget=int(config.context_window * 0.5))
-    model = get_chat_model(config).with_config(tags=[INTERNAL_TAG])
+    model = get_chat_model(config)
     async with asyncio.timeout(config.request_timeout):  # retries included
-        reply = await ask_model(model, [SystemMessage(system), HumanMessage(transcript)])
+        reply = await ask_model(
+            model,
+            [SystemMessage(system), HumanMessage(transcript)],
+            max_tokens=DIGEST_MAX_TOKENS,
+            config={"tags": [INTERNAL_TAG]},
+        )
     return parse_digest(str(reply.content), language)

@@ -22,6 +22,12 @@ class TokenEvent(TypedDict):
     text: str
 
 
+class ReasoningEvent(TypedDict):
+    type: Literal["reasoning"]
+    index: int  # character offset of `text` in the reply's reasoning
+    text: str
+
+
 class SourcesEvent(TypedDict):
     type: Literal["sources"]
     items: list[dict[str, Any]]
@@ -41,11 +47,11 @@ class FinishedEvent(TypedDict):
     finish_reason: FinishReason
     usage: Usage
     context: dict[str, Any]  # the context ledger, stored as Message.metadata["context"]
-    error: str | None
+    error: dict[str, str] | None  # {code, message}: SPEC "Failures named"
     checkpoint_id: str  # the thread right after this reply ("" if nothing was saved)
     # Images a tool made this turn (sandboxed Python's plots): {name, content_type,
     # data_base64}; stored as the reply's attachments.
     images: NotRequired[list[dict[str, Any]]]
 
 
-AgentEvent = ThinkingEvent | TokenEvent | SourcesEvent | FinishedEvent
+AgentEvent = ThinkingEvent | TokenEvent | ReasoningEvent | SourcesEvent | FinishedEvent

@@ -49,7 +49,10 @@ def extract_max_tokens(config: AgentConfig) -> int:
 
 def summarizer_input_tokens(config: AgentConfig) -> int:
     """Return the most tokens of messages one summarizer request may carry."""
-    return max(2_000, int(config.compression_target * config.context_window))
+    # Never more than half a small model's window: the request holds instructions and the
+    # answer too (SmolLM2 on llama.cpp reads 2,048 tokens in all).
+    window = config.context_window
+    return min(max(2_000, int(config.compression_target * window)), window // 2)
 
 
 def truncate_to_tokens(text: str, max_tokens: int) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import weakref
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx2
 import openai
@@ -12,9 +13,11 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_openai import ChatOpenAI
 
-from agent import incoming
+from agent import capabilities, incoming
 from agent.config import AgentConfig
+from agent.model_errors import refused_parameter
 from agent.offline import OFFLINE_MODEL_NAME, OfflineChatModel
+from agent.reasoning import without_thinking
 
 __all__ = ["OFFLINE_MODEL_NAME", "OfflineChatModel", "build_chat_model", "get_chat_model"]
 
@@ -56,15 +59,57 @@ def get_chat_model(config: AgentConfig) -> BaseChatModel:
     return models[config]
 
 
-async def ask_model(model: Any, messages: list[BaseMessage]) -> AIMessage:
-    """Call the model once, not streamed (summaries, titles, digests), as text a row can hold.
+def bounded(model: Any, max_tokens: int) -> Any:
+    """Return `model` answering at most `max_tokens` (an internal request never holds a
+    one-slot local server for long), without the parameters its server refused."""
+    if not isinstance(model, ChatOpenAI):
+        return model
+    refused = capabilities.refused_parameters(capabilities.server_of(model))
+    # langchain-openai sends `max_completion_tokens`, which OpenAI's reasoning models need
+    # and which llama.cpp's and llama-cpp-python's servers do not read: they get the older
+    # `max_tokens`, as every OpenAI-compatible server reads it.
+    if _speaks_openai_itself(model.openai_api_base):
+        update: dict[str, Any] = {"max_tokens": max_tokens}
+    else:
+        update = {"extra_body": {**(model.extra_body or {}), "max_tokens": max_tokens}}
+    update.update({name: None for name in refused if name in ChatOpenAI.model_fields})
+    return model.model_copy(update=update)  # shares the client: nothing is opened again
 
-    Callers bound the whole call (`asyncio.timeout(config.request_timeout)`): the client's
-    own timeout applies per try, and it tries max_retries + 1 times.
+
+def _speaks_openai_itself(base_url: str | None) -> bool:
+    """Say whether a base URL is OpenAI's own API (or Azure's), not a compatible server."""
+    host = urlsplit(base_url or "https://api.openai.com/v1").hostname or ""
+    return host == "api.openai.com" or host.endswith(".openai.azure.com")
+
+
+async def ask_model(
+    model: Any,
+    messages: list[BaseMessage],
+    *,
+    max_tokens: int,
+    config: dict[str, Any] | None = None,
+) -> AIMessage:
+    """Call the model once, not streamed (summaries, titles, digests), as text a row can hold,
+    at most `max_tokens` long, without the `<think>` block a reasoning model may start with.
+
+    A parameter the server refuses (a reasoning model's `temperature`) is left out and the
+    call made again, once. Callers bound the whole call
+    (`asyncio.timeout(config.request_timeout)`): the client's own timeout applies per try,
+    and it tries max_retries + 1 times.
     """
-    reply = await model.ainvoke(messages)
+    llm = bounded(model, max_tokens)
+    try:
+        reply = await llm.ainvoke(messages, config=config)
+    except openai.BadRequestError as exc:
+        param = refused_parameter(exc)
+        if param is None or not isinstance(llm, ChatOpenAI) or param not in llm.model_fields:
+            raise
+        capabilities.mark_refused(capabilities.server_of(llm), param)
+        reply = await bounded(model, max_tokens).ainvoke(messages, config=config)
     if not isinstance(reply, AIMessage):
         reply = AIMessage(content=str(reply))
+    if isinstance(reply.content, str):
+        reply = reply.model_copy(update={"content": without_thinking(reply.content)})
     return incoming.clean_message(reply)
 
 

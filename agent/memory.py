@@ -148,16 +148,28 @@ def _plan_compression(
     return MemoryPlan("compress", list(messages[:cut]), list(messages[cut:]), budget)
 
 
+def summary_max_tokens(words: int) -> int:
+    """Return the most tokens a summarizer may answer with for `words` words (a word is one
+    to two tokens, Korean more; a merge answers two parts)."""
+    return 4 * words + 64
+
+
 def _system(template: str, language: str, max_words: int) -> SystemMessage:
     """Return a summarizer system message in the conversation's language."""
     name = prompts.LANGUAGE_NAMES[language]
     return SystemMessage(template.format(language_name=name, max_words=max_words))
 
 
-async def _summarize(model: BaseChatModel, system: SystemMessage, request: str) -> AIMessage:
+async def _summarize(
+    model: BaseChatModel, system: SystemMessage, request: str, max_tokens: int
+) -> AIMessage:
     """Call the summarizer once, tagged so its tokens stay internal."""
-    runnable = model.with_config(tags=INTERNAL_TAGS, run_name="summarizer")
-    return await ask_model(runnable, [system, HumanMessage(request)])
+    return await ask_model(
+        model,
+        [system, HumanMessage(request)],
+        max_tokens=max_tokens,
+        config={"tags": INTERNAL_TAGS, "run_name": "summarizer"},
+    )
 
 
 def _split_merge_reply(text: str, first: str, second: str) -> tuple[str, str]:
@@ -200,7 +212,7 @@ async def fold_into_segments(
             first, second, *rest = summaries
             request = prompts.MERGE_REQUEST.format(first=first, second=second, transcript=lines)
             system = _system(prompts.MERGE_SYSTEM, language, words)
-            reply = await _summarize(model, system, request)
+            reply = await _summarize(model, system, request, summary_max_tokens(words))
             merged, new = _split_merge_reply(message_text(reply), first, second)
             both = f"{first}\n{second}"
             merged = checked(merged, source=both, stated=both, language=language, replies=[reply])
@@ -213,7 +225,7 @@ async def fold_into_segments(
         return await compress_into_one(model, summaries, old, language, words * 4 // 3)
     system = _system(prompts.SUMMARIZE_SYSTEM, language, words)
     request = prompts.SUMMARIZE_REQUEST.format(transcript=lines)
-    reply = await _summarize(model, system, request)
+    reply = await _summarize(model, system, request, summary_max_tokens(words))
     text = checked(
         message_text(reply), source=lines, stated=said, language=language, replies=[reply]
     )
@@ -240,7 +252,7 @@ async def compress_into_one(
     lines = transcript(old)
     system = _system(prompts.SUMMARIZE_SYSTEM, language, words)
     request = prompts.COMPRESS_REQUEST.format(summaries=block, transcript=lines)
-    reply = await _summarize(model, system, request)
+    reply = await _summarize(model, system, request, summary_max_tokens(words))
     stated = "\n".join([*summaries, _user_said(old)])
     text = checked(
         message_text(reply),

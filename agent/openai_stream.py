@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import uuid
+import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx2
+import openai
 import orjson
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, message_chunk_to_message
 from langchain_core.messages.ai import UsageMetadata
@@ -28,7 +31,21 @@ from langchain_core.tools import BaseTool
 from langchain_openai import ChatOpenAI
 from openai._vendor.httpx_aiohttp.transport import AiohttpResponseStream, map_aiohttp_exceptions
 
+from agent import capabilities
+from agent.model_errors import context_refusal, refused_parameter
+from agent.progress import emit_step
+from agent.reasoning import reasoning_of
+
+logger = logging.getLogger(__name__)
 OnText = Callable[[str], None]
+# A 429 is waited out at most this many times, this long in all (SPEC "Rate limits").
+RATE_LIMIT_TRIES = 3
+RATE_LIMIT_SECONDS = 60.0
+WAITING_STEP_SECONDS = 10.0  # "Waiting for the model… 40 s", said this often
+
+
+def _ignore(text: str) -> None:
+    pass
 
 
 class ModelStreamError(RuntimeError):
@@ -83,9 +100,11 @@ class _Reply:
     usage: dict[str, Any] | None = None
     model: str | None = None
     id: str | None = None
+    heard: bool = False  # an event came: the request is not sent again
 
-    def absorb(self, event: dict[str, Any], on_text: OnText) -> None:
-        """Add one `chat.completion.chunk` event; pass its text on at once."""
+    def absorb(self, event: dict[str, Any], on_text: OnText, on_reasoning: OnText) -> None:
+        """Add one `chat.completion.chunk` event; pass its text and reasoning on at once."""
+        self.heard = True
         if event.get("error"):
             error = event["error"]
             detail = error.get("message") if isinstance(error, dict) else error
@@ -98,6 +117,9 @@ class _Reply:
             if choice.get("index", 0) != 0:
                 continue
             delta = choice.get("delta") or {}
+            reasoning = reasoning_of(delta)
+            if reasoning:
+                on_reasoning(reasoning)  # never the reply's words: not kept in `text`
             content = delta.get("content")
             if content:
                 self.text.append(content)
@@ -167,31 +189,109 @@ async def astream_message(
     *,
     tools: Sequence[BaseTool],
     on_text: OnText,
+    on_reasoning: OnText = _ignore,
     timeouts: StreamTimeouts | None = None,
 ) -> AIMessage:
-    """Stream one completion, calling `on_text` with each text delta; return the message.
+    """Stream one completion, calling `on_text` with each text delta and `on_reasoning`
+    with each reasoning delta (either field servers use); return the message, whose
+    content is the text alone.
 
+    The server is met as it is: a parameter it refuses (a reasoning model's `temperature`)
+    is left out, now and for that model from then on; a 429 is waited out as it asks
+    (RATE_LIMIT_TRIES, RATE_LIMIT_SECONDS in all), the person told the server is busy; a
+    refused connection or a 5xx before the stream began is tried again (the client's
+    `max_retries`). A prompt refused as too long raises ModelContextExceeded.
     Raises ModelSilent when the server stays silent past `timeouts` (the SDK's timeout
     alone, per attempt and retried, would keep a reply waiting for minutes).
     """
-    reply = _Reply()
     payload = request_payload(llm, messages, tools)
+    server = capabilities.server_of(llm)
+    for param in capabilities.refused_parameters(server):
+        payload.pop(param, None)
+    waited, busy, failures = 0.0, 0, 0
+    while True:
+        reply = _Reply()
+        try:
+            return await _stream_once(llm, dict(payload), reply, on_text, on_reasoning, timeouts)
+        except openai.APIStatusError as exc:
+            if reply.heard:
+                raise
+            refusal = context_refusal(exc)
+            if refusal is not None:
+                raise refusal from exc
+            param = refused_parameter(exc)
+            if param is not None and param in payload:
+                logger.info("%s refuses %r: sent again without it", server, param)
+                capabilities.mark_refused(server, param)
+                del payload[param]
+                continue
+            if not isinstance(exc, openai.RateLimitError | openai.InternalServerError):
+                raise
+            if isinstance(exc, openai.InternalServerError):
+                failures += 1
+                if failures > llm.max_retries:
+                    raise
+                await asyncio.sleep(min(8.0, 0.5 * 2**failures))
+                continue
+            wait = retry_after(exc)
+            busy += 1
+            if busy > RATE_LIMIT_TRIES or waited + wait > RATE_LIMIT_SECONDS:
+                raise
+            waited += wait
+            emit_step("model.busy", seconds=f"{max(1, round(wait)):d}")
+            await asyncio.sleep(wait)
+        except openai.APIConnectionError:
+            failures += 1
+            if reply.heard or failures > llm.max_retries:
+                raise
+            await asyncio.sleep(min(8.0, 0.5 * 2**failures))
+
+
+def retry_after(error: openai.APIStatusError) -> float:
+    """Return how long a 429 asks to wait (`retry-after-ms`, `retry-after`; 1 s if it
+    does not say, as the SDK waits)."""
+    headers = error.response.headers
+    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            return max(0.0, float(value) / scale)
+        except ValueError:  # an HTTP date: waited as if unsaid
+            continue
+    return 1.0
+
+
+async def _stream_once(
+    llm: ChatOpenAI,
+    payload: dict[str, Any],
+    reply: _Reply,
+    on_text: OnText,
+    on_reasoning: OnText,
+    timeouts: StreamTimeouts | None,
+) -> AIMessage:
+    """Send the request once and read its stream into `reply`."""
     # The SDK walks typed parameters through its annotation-driven transform: 2–3 ms of
     # blocking CPU for a ten-message prompt, at every start of every reply. The payload is
     # already in wire form (LangChain built it), so it goes as `extra_body`, which the
     # SDK documents as sent as given and taking precedence over the typed arguments.
+    # Retries are ours (astream_message): a 429 is waited out with a step the person sees.
     model, stream = payload.pop("model"), payload.pop("stream")
-    request = llm.async_client.with_streaming_response.create(
+    completions = _without_retries(llm.root_async_client).chat.completions
+    request = completions.with_streaming_response.create(
         model=model, messages=[], stream=stream, extra_body=payload
     )
     first_byte, idle = (timeouts.first_byte, timeouts.idle) if timeouts else (None, None)
     loop = asyncio.get_running_loop()
     heard = False
+    waiting = loop.create_task(_say_while_waiting(loop.time()))
     try:
         async with asyncio.timeout(first_byte) as silence, request as response:
             data: list[str] = []
             async for line in _lines(_reader(response.http_response)):
                 if not heard or idle is not None:
+                    if not heard:
+                        waiting.cancel()
                     _push_back(silence, loop.time(), idle, first=not heard)
                     heard = True
                 if line.startswith("data:"):
@@ -202,19 +302,42 @@ async def astream_message(
                 joined, data = "\n".join(data), []
                 if joined.strip() == "[DONE]":
                     break
-                reply.absorb(_event(joined), on_text)
+                reply.absorb(_event(joined), on_text, on_reasoning)
             else:
                 if data and "\n".join(data).strip() != "[DONE]":
-                    reply.absorb(_event("\n".join(data)), on_text)
+                    reply.absorb(_event("\n".join(data)), on_text, on_reasoning)
     except TimeoutError as exc:
         if not silence.expired():
             raise  # not ours: a timeout inside the client
         seconds = (idle if heard else first_byte) or 0.0
         raise ModelSilent(mid_stream=heard, seconds=seconds) from exc
+    finally:
+        waiting.cancel()
     if reply.finish_reason is None:
         # Whether or not `[DONE]` came: without a finish reason the reply is not whole.
         raise ModelStreamCut("the model server ended the stream without a finish reason")
     return reply.message()
+
+
+_once: weakref.WeakKeyDictionary[openai.AsyncOpenAI, openai.AsyncOpenAI]
+_once = weakref.WeakKeyDictionary()
+
+
+def _without_retries(client: openai.AsyncOpenAI) -> openai.AsyncOpenAI:
+    """Return `client` (its HTTP connections shared) sending each request once."""
+    once = _once.get(client)
+    if once is None:
+        once = _once[client] = client.with_options(max_retries=0)
+    return once
+
+
+async def _say_while_waiting(since: float) -> None:
+    """Tell the person, every WAITING_STEP_SECONDS, how long the model has been reading
+    the prompt (a CPU server may take minutes before its first byte)."""
+    loop = asyncio.get_running_loop()
+    while True:
+        await asyncio.sleep(WAITING_STEP_SECONDS)
+        emit_step("model.waiting", seconds=f"{round(loop.time() - since):d}")
 
 
 Read = Callable[[], Awaitable[bytes]]  # the body's next bytes; b"" at its end

@@ -57,6 +57,11 @@ def emit_text(text: str) -> None:
     emit({"kind": "token", "text": text})
 
 
+def emit_reasoning(text: str) -> None:
+    """Hand a piece of the model's reasoning to the running turn (never the reply's text)."""
+    emit({"kind": "reasoning", "text": text})
+
+
 def emit_step(code: str, **params: Any) -> dict[str, Any]:
     """Report one step by its code in agent/steps.py; return its fields."""
     fields = steps.step(code, **params)

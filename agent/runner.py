@@ -32,6 +32,7 @@ from agent.events import (
     AgentEvent,
     FinishedEvent,
     FinishReason,
+    ReasoningEvent,
     SourcesEvent,
     ThinkingEvent,
     TokenEvent,
@@ -39,6 +40,7 @@ from agent.events import (
 from agent.graph import get_graph, recursion_limit, thread_config
 from agent.incoming import clean
 from agent.llm import model_label
+from agent.model_errors import FAILURE_STEPS, failure_code
 from agent.openai_stream import ModelStreamError
 from agent.progress import collecting
 from agent.state import (
@@ -47,7 +49,7 @@ from agent.state import (
     Usage,
     zero_usage,
 )
-from agent.steps import step
+from agent.steps import describe, step
 from agent.threads import ThreadRef, prune_thread, record_exchange, run_from, turn_input
 from agent.tokens import estimate_tokens, message_text
 
@@ -106,6 +108,10 @@ class Turn:
         self._graph = get_graph(checkpointer)
         self._text: list[str] = []
         self._length = 0
+        self._reasoning: list[str] = []
+        self._reasoning_length = 0
+        self._reasoning_began: float | None = None  # loop time of its first piece
+        self._reasoning_ended: float | None = None  # …and of the answer's first piece
         self._parts: list[dict[str, Any]] = []
         self._images: list[dict[str, Any]] = []
         self._ledger: dict[str, Any] = {}
@@ -225,16 +231,43 @@ class Turn:
         elif is_checkpoint_error(error):  # the thread's checkpoints, not the model
             fields = step("memory.unreachable")
         else:  # the server refused, could not be reached, or the graph failed
-            fields = step("model.failed")
+            fields = step(FAILURE_STEPS[failure_code(error)])
         self._parts.append({"type": "thinking", **fields})
         return {"type": "thinking", **fields}  # type: ignore[typeddict-item]
 
     def _token(self, text: str) -> TokenEvent:
         """Append `text` to the reply and return its token event."""
         event: TokenEvent = {"type": "token", "index": self._length, "text": text}
+        if self._reasoning_began is not None and self._reasoning_ended is None:
+            self._reasoning_ended = asyncio.get_running_loop().time()
         self._text.append(text)
         self._length += len(text)
         return event
+
+    def _reason(self, text: str) -> ReasoningEvent:
+        """Append `text` to the model's reasoning and return its event."""
+        now = asyncio.get_running_loop().time()
+        if self._reasoning_began is None:
+            self._reasoning_began = now
+        elif self._reasoning_ended is not None and self._reasoning:
+            # Thinking again after a tool's answer: a new paragraph of the same reasoning.
+            self._reasoning_ended, text = None, "\n\n" + text
+        event: ReasoningEvent = {"type": "reasoning", "index": self._reasoning_length, "text": text}
+        self._reasoning.append(text)
+        self._reasoning_length += len(text)
+        return event
+
+    def _reasoning_part(self) -> dict[str, Any] | None:
+        """Return the model's reasoning as the reply's `thinking` part (None if it had none)."""
+        if not self._reasoning or self._reasoning_began is None:
+            return None
+        ended = self._reasoning_ended or asyncio.get_running_loop().time()
+        return {
+            "type": "thinking",
+            "step": "reasoning",
+            "content": "".join(self._reasoning),
+            "seconds": max(1, round(ended - self._reasoning_began)),
+        }
 
     def _translate(self, part: dict[str, Any]) -> list[AgentEvent]:
         """Turn one LangGraph stream part into zero or more agent events."""
@@ -267,6 +300,8 @@ class Turn:
         kind = record.get("kind")
         if kind == "token":
             return [self._token(record["text"])] if record["text"] else []
+        if kind == "reasoning":
+            return [self._reason(record["text"])] if record["text"] else []
         if kind == "ledger":
             self._ledger = record["ledger"]
         elif kind == "thinking":
@@ -321,16 +356,17 @@ class Turn:
             "internal_usage": dict(self._internal),
             "usage_estimated": estimated,
         }
+        reasoning = self._reasoning_part()
         return {
             "type": "finished",
             "message_id": self.reply_id,
             "content": content,
-            "parts": list(self._parts),
+            "parts": [reasoning, *self._parts] if reasoning else list(self._parts),
             "model": model_label(self.config),
             "finish_reason": reason,
             "usage": usage,  # type: ignore[typeddict-item]
             "context": context,
-            "error": _describe(self._error) if reason == "error" else None,
+            "error": _describe(self._error, self.reply_id) if reason == "error" else None,
             "checkpoint_id": self.checkpoint_id,
             "images": list(self._images),
         }
@@ -362,15 +398,24 @@ class Turn:
             await prune_thread(self._graph.checkpointer, self.thread_id)
 
 
-def _describe(error: BaseException | None) -> str:
-    """Return a short, user-presentable description of a failure (and of its root cause:
-    client libraries wrap a refused connection in a generic "timed out")."""
-    if error is None:
-        return "the model produced no answer"
-    text = f"{type(error).__name__}: {str(error).strip() or type(error).__name__}"
-    root = error
-    while root.__cause__ is not None:
-        root = root.__cause__
-    if root is not error and str(root).strip():
-        text += f" ({type(root).__name__}: {str(root).strip()})"
-    return clean(text)[:500]  # a server's error message is its text too
+def _describe(error: BaseException | None, reply_id: str) -> dict[str, str]:
+    """Return what a failed reply's `metadata.error` says: a code (SPEC "Failures named")
+    and the step's words; the server's own words (and the root cause: client libraries wrap
+    a refused connection in a generic "timed out") go to the log, never to people."""
+    if error is not None and is_checkpoint_error(error):
+        code, words = "memory_unavailable", describe("memory.unreachable", {})
+    else:
+        code = failure_code(error)
+        if isinstance(error, ModelStreamError):
+            words = describe(error.code, error.params)
+        else:
+            words = describe(FAILURE_STEPS[code], {})
+    if error is not None:
+        text = f"{type(error).__name__}: {str(error).strip() or type(error).__name__}"
+        root = error
+        while root.__cause__ is not None:
+            root = root.__cause__
+        if root is not error and str(root).strip():
+            text += f" ({type(root).__name__}: {str(root).strip()})"
+        logger.warning("reply %s failed (%s): %s", reply_id, code, clean(text)[:2000])
+    return {"code": code, "message": words}

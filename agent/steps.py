@@ -203,6 +203,27 @@ STEPS: dict[str, Step] = {
     ),
     # generate
     "generate.answer": _step("generate", _("Writing the answer")),
+    # while the model server works: reading a long prompt, or asking to wait (429)
+    "model.waiting": _step(
+        "generate",
+        ngettext(
+            "Waiting for the model… %(seconds)s second",
+            "Waiting for the model… %(seconds)s seconds",
+        ),
+        count="seconds",
+    ),
+    "model.busy": _step(
+        "generate",
+        ngettext(
+            "The model server is busy; trying again in %(seconds)s second",
+            "The model server is busy; trying again in %(seconds)s seconds",
+        ),
+        count="seconds",
+    ),
+    "model.window": _step(
+        "memory",
+        _("The conversation was longer than this model can read, so it was shortened to fit"),
+    ),
     "generate.again": _step("generate", _("Writing the answer with what the tools returned")),
     "generate.final": _step("generate", _("Writing the answer without using more tools")),
     "generate.no_tools": _step(
@@ -231,6 +252,25 @@ STEPS: dict[str, Step] = {
             "The model server sent nothing for %(seconds)s seconds, so the answer stops here",
         ),
         count="seconds",
+    ),
+    # …and the failures SPEC names (metadata.error's codes, agent/model_errors.py)
+    "model.auth": _step(
+        "generate", _("The model server refused the app's key, so there is no answer")
+    ),
+    "model.not_found": _step(
+        "generate", _("The model server does not have this model, so there is no answer")
+    ),
+    "model.rate_limited": _step(
+        "generate", _("The model server stayed busy, so there is no answer; try again soon")
+    ),
+    "model.context": _step(
+        "generate", _("The conversation is too long for this model even when compressed")
+    ),
+    "model.unavailable": _step(
+        "generate", _("The model server could not be reached, so there is no answer")
+    ),
+    "model.rejected": _step(
+        "generate", _("The model server refused the request, so there is no answer")
     ),
     # …or the conversation's memory (its checkpoints, the database) failed, not the model
     "memory.unreachable": _step(
@@ -307,7 +347,11 @@ for _name, _words in {
 CODES = tuple(STEPS)
 # The steps that say why a reply failed (its finish note shows the last one): the model
 # server's, and the one that is not the model's.
-MODEL_FAULTS = (*(code for code in STEPS if code.startswith("model.")), "memory.unreachable")
+MODEL_PROGRESS = ("model.waiting", "model.busy", "model.window")  # steps, not faults
+MODEL_FAULTS = (
+    *(code for code in STEPS if code.startswith("model.") and code not in MODEL_PROGRESS),
+    "memory.unreachable",
+)
 _PLACEHOLDER = re.compile(r"%\((\w+)\)s")
 
 

@@ -15,6 +15,7 @@ from agent.tokens import message_text
 from text.language import detect_language
 
 TITLE_MAX_CHARS = 60
+TITLE_MAX_TOKENS = 30  # a title is a few words; a runaway never holds a one-slot server
 QUESTION_CHARS = 1500
 ANSWER_CHARS = 1500
 # What models wrap titles in: quotes, Markdown, a "Title:" label.
@@ -44,8 +45,13 @@ async def write_title(config: AgentConfig, *, question: str, answer: str) -> str
     request = prompts.TITLE_REQUEST.format(
         question=question[:QUESTION_CHARS], answer=answer[:ANSWER_CHARS]
     )
-    model = get_chat_model(config).with_config(tags=INTERNAL_TAGS, run_name="title")
+    model = get_chat_model(config)
     async with asyncio.timeout(config.request_timeout):  # retries included
-        reply = await ask_model(model, [SystemMessage(system), HumanMessage(request)])
+        reply = await ask_model(
+            model,
+            [SystemMessage(system), HumanMessage(request)],
+            max_tokens=TITLE_MAX_TOKENS,
+            config={"tags": INTERNAL_TAGS, "run_name": "title"},
+        )
     text = message_text(reply)
     return clean_title(text, language=language)

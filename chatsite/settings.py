@@ -276,8 +276,9 @@ CHAT_MODEL_CONTEXT = os.environ.get("CHAT_MODEL_CONTEXT", "")
 CHAT_VISION_MODELS = env_list("CHAT_VISION_MODELS", "")
 # A model server that stays silent is given up on: no first byte of its answer within this
 # many seconds, or nothing more for that many mid-stream. The reply is stored as failed
-# (it says why) and the conversation takes the next message. 0 turns a limit off.
-CHAT_MODEL_FIRST_BYTE_TIMEOUT = float(os.environ.get("CHAT_MODEL_FIRST_BYTE_TIMEOUT", 20))
+# (it says why) and the conversation takes the next message. 0 turns a limit off. A model on
+# a CPU may read a long prompt for minutes before its first byte: the page says it waits.
+CHAT_MODEL_FIRST_BYTE_TIMEOUT = float(os.environ.get("CHAT_MODEL_FIRST_BYTE_TIMEOUT", 300))
 CHAT_MODEL_IDLE_TIMEOUT = float(os.environ.get("CHAT_MODEL_IDLE_TIMEOUT", 30))
 CONTEXT_COMPRESSION_THRESHOLD = float(os.environ.get("CONTEXT_COMPRESSION_THRESHOLD", 0.7))
 CONTEXT_COMPRESSION_TARGET = float(os.environ.get("CONTEXT_COMPRESSION_TARGET", 0.1))

@@ -44,6 +44,7 @@ from .realtime.frames import (
     MessageCreatedFrame,
     MessageDeletedFrame,
     PongFrame,
+    ReasoningFrame,
     SourcesFrame,
     SyncStateFrame,
     ThinkingFrame,
@@ -123,6 +124,11 @@ def token(*, run_id: Any, index: int, text: str) -> TokenFrame:
 
 
 delivery.build_tokens_with(token)  # the hub cuts a reply's text per socket with it
+
+
+def reasoning(*, run_id: Any, index: int, text: str) -> ReasoningFrame:
+    """The model's reasoning at character offset `index` of the reasoning so far."""
+    return {"type": "reasoning", "run_id": str(run_id), "index": index, "text": text}
 
 
 def sources(*, run_id: Any, items: list[dict[str, Any]]) -> SourcesFrame:

@@ -13,6 +13,7 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.utils.translation import gettext, gettext_noop
 
+from agent import windows
 from agent.catalog import Catalog, ModelInfo, parse_context_windows
 
 from .errors import Invalid
@@ -102,7 +103,14 @@ def model_in_force(*choices: str | None) -> ModelInfo:
 
 
 async def amodel_in_force(*choices: str | None) -> ModelInfo:
-    """Return the model in force (async twin: off the loop only when the server is asked)."""
-    if get_catalog().fresh():
-        return model_in_force(*choices)
-    return await sync_to_async(model_in_force, thread_sensitive=False)(*choices)
+    """Return the model in force (async twin: off the loop only when the server is asked),
+    with its window as its server tells it, the first time asked (agent/windows.py)."""
+    catalog = get_catalog()
+    if catalog.fresh():
+        info = model_in_force(*choices)
+    else:
+        info = await sync_to_async(model_in_force, thread_sensitive=False)(*choices)
+    if catalog.offline or info.id in catalog.windows:  # CHAT_MODEL_CONTEXT wins
+        return info
+    window = await windows.alearn(catalog.base_url, catalog.api_key, info.id)
+    return replace(info, context_window=window) if window else info

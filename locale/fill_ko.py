@@ -273,8 +273,9 @@ def fill(path: Path) -> list[str]:
     text = ENTRY.sub(replace, text)
     # makemessages guesses a new entry from a similar old one and marks it fuzzy (which
     # compilemessages leaves out); every entry here is filled from KO, so drop the guesses.
-    text = re.sub(r"^#, fuzzy\n(#\| msgid .*\n)*", "", text, flags=re.M)
-    text = re.sub(r"^#, fuzzy, (.*)\n(#\| msgid .*\n)*", r"#, \1\n", text, flags=re.M)
+    text = re.sub(r"^#, fuzzy\n", "", text, flags=re.M)
+    text = re.sub(r"^#, fuzzy, (.*)\n", r"#, \1\n", text, flags=re.M)
+    text = re.sub(r"^#\| .*\n", "", text, flags=re.M)  # the guess's old words, every line
     text = text.replace('"Language: \\n"', '"Language: ko\\n"')
     path.write_text(text, encoding="utf-8")
     return missing

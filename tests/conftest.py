@@ -189,10 +189,13 @@ def embed_before_answering(settings):
 def fresh_model_capabilities():
     # What a fake server refused in one test must not carry over to the next.
     from agent.capabilities import forget_capabilities
+    from agent.windows import forget_windows
 
     forget_capabilities()
+    forget_windows()
     yield
     forget_capabilities()
+    forget_windows()
 
 
 def database_url_for_subprocesses() -> str:

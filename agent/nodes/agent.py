@@ -21,13 +21,15 @@ from langchain_core.tools import BaseTool
 from langchain_openai import ChatOpenAI
 from langgraph.runtime import Runtime
 
-from agent import prompts
-from agent.capabilities import REFUSALS, mark_no_tools
+from agent import prompts, windows
+from agent.capabilities import mark_no_tools, refuses_tools
 from agent.incoming import TextStream, clean_message
 from agent.llm import model_label
 from agent.memory import conversation_language, format_summaries
+from agent.model_errors import ModelContextExceeded
 from agent.openai_stream import StreamTimeouts, astream_message
-from agent.progress import emit, emit_step, emit_text
+from agent.progress import emit, emit_reasoning, emit_step, emit_text
+from agent.reasoning import ThinkSplitter
 from agent.state import AgentContext, AgentState, add_usage
 from agent.tokens import (
     estimate_message_tokens,
@@ -189,15 +191,22 @@ async def stream_model(
     """Call the model streaming, emit its text as it arrives, and return the whole message.
 
     What the model sends enters here, and is cleaned here (agent/incoming.py): the text as
-    it streams, the message (tool calls included) once it is whole.
+    it streams, the message (tool calls included) once it is whole. Its reasoning, in
+    whichever form the server sends it (agent/reasoning.py), goes to `emit_reasoning`,
+    never into the message: it is not the reply's words, and is never sent back.
     A `ChatOpenAI` is read without per-token LangChain objects (agent/openai_stream.py);
     any other chat model (the offline one, a test's) through its own `astream`.
     """
-    text_stream = TextStream(emit)
+    text_stream, reasoning_stream = TextStream(emit), TextStream(emit_reasoning)
+    splitter = ThinkSplitter(text_stream, reasoning_stream)
     try:
-        message = await _stream_raw(llm, prompt, tools, text_stream, timeouts)
+        message = await _stream_raw(llm, prompt, tools, splitter, reasoning_stream, timeouts)
     finally:
+        splitter.close()
         text_stream.close()
+        reasoning_stream.close()
+    if splitter.found:  # the text after the <think> block is the answer
+        message = message.model_copy(update={"content": "".join(splitter.answer)})
     return clean_message(message)
 
 
@@ -205,11 +214,14 @@ async def _stream_raw(
     llm: BaseChatModel,
     prompt: list[BaseMessage],
     tools: Sequence[BaseTool],
-    on_text: TextStream,
+    on_text: Callable[[str], None],
+    on_reasoning: Callable[[str], None],
     timeouts: StreamTimeouts | None,
 ) -> AIMessage:
     if isinstance(llm, ChatOpenAI):
-        return await astream_message(llm, prompt, tools=tools, on_text=on_text, timeouts=timeouts)
+        return await astream_message(
+            llm, prompt, tools=tools, on_text=on_text, on_reasoning=on_reasoning, timeouts=timeouts
+        )
     model: Runnable[Any, BaseMessage] = llm.bind_tools(tools) if tools else llm
     merged: AIMessageChunk | None = None
     async for chunk in model.astream(prompt):
@@ -237,8 +249,8 @@ async def stream_without_refused_tools(
     timeouts = StreamTimeouts(context.config.first_byte_timeout, context.config.idle_timeout)
     try:
         return await stream_model(context.llm, prompt, tools, emit, timeouts=timeouts)
-    except REFUSALS as exc:
-        if not tools:
+    except Exception as exc:
+        if not tools or not refuses_tools(exc):
             raise
         refused = exc
     try:
@@ -248,6 +260,53 @@ async def stream_without_refused_tools(
     mark_no_tools(context.config)
     emit_step("generate.no_tools")
     return response
+
+
+def fit_to_window(prompt: list[BaseMessage], budget: int) -> list[BaseMessage]:
+    """Return `prompt` within `budget` tokens: the oldest messages of the history go first
+    (the instructions and the turn's own question and tool exchange stay; a tool call and
+    its results go together); instructions still too long are cut at their end (the
+    retrieved passages come last)."""
+    system, rest = prompt[0], list(prompt[1:])
+    last_question = max((i for i, m in enumerate(rest) if isinstance(m, HumanMessage)), default=0)
+    history, turn = rest[:last_question], rest[last_question:]
+    while history and estimate_message_tokens([system, *history, *turn]) > budget:
+        history = history[1:]
+        while history and isinstance(history[0], ToolMessage | AIMessage):
+            history = history[1:]  # never a result without its call, nor a reply first
+    fitted = [system, *repair_tool_pairs([*history, *turn])]
+    over = estimate_message_tokens(fitted) - budget
+    if over > 0 and isinstance(system.content, str):
+        keep = max(200, len(system.content) - over * 4)
+        fitted[0] = SystemMessage(system.content[:keep])
+    return fitted
+
+
+def window_budget(window: int | None, estimate: int) -> int:
+    """Return the prompt's budget for a window (room left for the answer); without a
+    window told, half of what was refused."""
+    if window is None:
+        return max(256, estimate // 2)
+    return max(256, int(window * 0.8) - min(512, window // 4))
+
+
+async def stream_within_window(
+    context: AgentContext,
+    prompt: list[BaseMessage],
+    tools: Sequence[BaseTool],
+    emit: Callable[[str], None],
+    estimate: int,
+) -> AIMessage:
+    """Call the model; if its server refuses the prompt as too long, learn the window it
+    told, shorten the prompt to fit and send it again, once (then ModelContextExceeded)."""
+    try:
+        return await stream_without_refused_tools(context, prompt, tools, emit)
+    except ModelContextExceeded as refused:
+        if refused.window:
+            windows.remember(context.config.openai_base_url, context.config.model, refused.window)
+        fitted = fit_to_window(prompt, window_budget(refused.window, estimate))
+        emit_step("model.window")
+        return await stream_without_refused_tools(context, fitted, tools, emit)
 
 
 def with_images(history: list[BaseMessage], images: Sequence[tuple[str, str]]) -> list[BaseMessage]:
@@ -292,8 +351,15 @@ async def agent(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, 
     if context.continues is not None:
         prompt.append(HumanMessage(prompts.CONTINUE_NOTE))  # in this call only, never stored
     tools = [] if final or context.continues is not None else tools_for(context)
-    raw = estimate_message_tokens(prompt) + tool_schema_tokens(tools)
     calibration = state.get("calibration", 1.0)
+    schemas = tool_schema_tokens(tools)
+    raw = estimate_message_tokens(prompt) + schemas
+    budget = window_budget(context.config.context_window, round(raw * calibration))
+    if raw * calibration > budget:  # never past the window (Ollama cuts without a word)
+        prompt = fit_to_window(prompt, max(256, int(budget / calibration) - schemas))
+        history = [m for m in prompt[1:] if not isinstance(m, SystemMessage)]
+        raw = estimate_message_tokens(prompt) + schemas
+        emit_step("model.window")
     ledger = build_ledger(state, context, history, round(raw * calibration))
     emit({"kind": "ledger", "ledger": ledger})
     if final:
@@ -303,7 +369,7 @@ async def agent(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, 
     # A failed tool's words were written for the model: people never read a repeat of them.
     failures = failures_of_turn(messages)
     echo = ToolEchoFilter(failures, language, emit_text) if failures else None
-    response = await stream_without_refused_tools(context, prompt, tools, echo or emit_text)
+    response = await stream_within_window(context, prompt, tools, echo or emit_text, raw)
     if echo is not None:
         echo.close()
         response = echo.applied_to(response)

@@ -58,7 +58,9 @@ async def recall_older(state: AgentState, context: AgentContext, text: str) -> l
         logger.warning("recalling older messages failed", exc_info=True)
         emit_step("memory.recall_messages_failed")
         return []
-    return within_budget(list(found), context.config.recall_max_tokens)
+    # A small window (a local model's 2,048 tokens) gets a tenth of it, not the whole budget.
+    budget = min(context.config.recall_max_tokens, context.config.context_window // 10)
+    return within_budget(list(found), budget)
 
 
 async def recall(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:

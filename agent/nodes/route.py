@@ -2,10 +2,11 @@
 
 For a user with documents the order is: text rules (greetings, arithmetic, "my
 documents"…); then the documents themselves: a passage holding most of the question's
-words sends it to them without asking the model (STRONG_OVERLAP); then the model, when it
-can call functions; and when it cannot decide (no function calling, an error, no parse),
-retrieval's own score (SCORE_THRESHOLD). Both thresholds are calibrated by
-bench/route_calibration.py on the test corpus: 40 questions it answers, 60 it does not.
+words (STRONG_OVERLAP), or retrieval's own score past SCORE_THRESHOLD, sends it to them
+without asking the model; only where that evidence is weak is the model asked, when it can
+call functions, and its vote decides (no vote: no documents). Both thresholds are
+calibrated by bench/route_calibration.py on the test corpus: 40 questions it answers, 60 it
+does not.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pydantic import BaseModel, Field
 
 from agent import intents, prompts
 from agent.capabilities import supports_tools
+from agent.llm import bounded
 from agent.memory import INTERNAL_TAGS
 from agent.nodes.retrieve import TOP_K
 from agent.progress import emit_step
@@ -33,6 +35,7 @@ STRONG_OVERLAP = 0.7
 # share words with the handbook). A miss answers a document question from nothing; a false
 # hit only adds passages the model may ignore: the lower threshold is the better error.
 SCORE_THRESHOLD = 0.4
+ROUTER_MAX_TOKENS = 200  # a route and a few words of reason
 
 
 class RouteDecision(BaseModel):
@@ -60,13 +63,13 @@ def route_by_rules(text: str, has_documents: bool) -> tuple[Route, str] | None:
 async def route_by_llm(context: AgentContext, text: str) -> tuple[Route | None, str, Any]:
     """Ask the model for a structured routing decision: (route, its reason, raw reply), or
     (None, why not: "router_failed" | "router_undecided", raw reply)."""
-    router = context.llm.with_structured_output(
+    router = bounded(context.llm, ROUTER_MAX_TOKENS).with_structured_output(
         RouteDecision, method="function_calling", include_raw=True
     ).with_config(tags=INTERNAL_TAGS, run_name="router")
     try:
         # Its whole answer is a few tokens: a server silent this long is not waited out
         # (the agent's own call then reports the outage).
-        async with asyncio.timeout(context.config.first_byte_timeout):
+        async with asyncio.timeout(min(context.config.first_byte_timeout or 60, 60)):
             result = await router.ainvoke(
                 [SystemMessage(prompts.ROUTER_PROMPT), HumanMessage(text)]
             )
@@ -110,14 +113,17 @@ async def decide(
     passages = await find_passages(context, text)
     if route_by_passages(passages, threshold="overlap") == "rag":
         return "rag", "rule", "words_in_documents", None, passages
+    if route_by_passages(passages, threshold="score") == "rag":
+        # Strong evidence sends the passages whatever a model would vote: small local
+        # models vote "no" for plain document questions ("연차는 며칠이야?").
+        return "rag", "score", "strong_evidence", None, passages
     asked: tuple[Route | None, str, Any] = (None, "no_function_calling", None)
     if supports_tools(context.config):
         asked = await route_by_llm(context, text)
     choice, reason, raw = asked
-    if choice is not None:
+    if choice is not None:  # the evidence is weak: the model's vote decides
         return choice, "llm", reason, raw, passages
-    choice = route_by_passages(passages, threshold="score")
-    return choice, "score", reason, raw, passages
+    return "agent", "score", reason, raw, passages
 
 
 async def route(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:

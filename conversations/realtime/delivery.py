@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import progress
-from .frames import TOKEN_FRAME_CHARS, TokenFrame, dumps
+from .frames import REASONING_SYNC_CHARS, TOKEN_FRAME_CHARS, TokenFrame, dumps
 from .positions import Positions, cut, pieces
 
 logger = logging.getLogger(__name__)
@@ -131,7 +131,12 @@ class Delivery:
             # restart): never move a socket back, or the text it holds is sent twice.
             text = await self._run_text(key, generation["run_id"], held) or text
         head = text[:TOKEN_FRAME_CHARS]
-        shown = {"run_id": generation["run_id"], "text": head} if generation else None
+        shown = None
+        if generation is not None:
+            shown = {"run_id": generation["run_id"], "text": head}
+            # Its beginning, within a frame's size: a client shows what comes after as it
+            # arrives, and the stored reply holds the whole.
+            shown["reasoning"] = generation.get("reasoning", "")[:REASONING_SYNC_CHARS]
         state = {**frame, "messages": messages, "generation": shown}
         await self._to_socket(sock, dumps(state), "sync.state")
         if generation is not None:

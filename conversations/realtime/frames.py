@@ -36,6 +36,7 @@ ErrorCode = Literal[
 # and `sync.state` answers a page at a time.
 MAX_FRAME_BYTES = 1024 * 1024
 TOKEN_FRAME_CHARS = 32 * 1024  # ≤ 192 KiB even if JSON escapes every character
+REASONING_SYNC_CHARS = 16 * 1024  # the reasoning so far in a `sync.state` (≤ 96 KiB)
 MESSAGE_FRAME_BYTES = 256 * 1024  # one message inside a frame
 SYNC_PAGE_BYTES = 448 * 1024  # the messages of one `sync.state` (+ one message + text)
 
@@ -129,6 +130,13 @@ class TokenFrame(TypedDict):
     text: str
 
 
+class ReasoningFrame(TypedDict):
+    type: Literal["reasoning"]
+    run_id: str
+    index: int  # character offset of `text` in the reply's reasoning
+    text: str
+
+
 class SourcesFrame(TypedDict):
     type: Literal["sources"]
     run_id: str
@@ -168,6 +176,7 @@ class MessageDeletedFrame(TypedDict):
 class Generation(TypedDict):
     run_id: str
     text: str
+    reasoning: NotRequired[str]  # the model's reasoning so far (SPEC "Model servers")
 
 
 class SyncStateFrame(TypedDict):
@@ -197,6 +206,7 @@ ServerFrame = (
     | GenerationStartedFrame
     | ThinkingFrame
     | TokenFrame
+    | ReasoningFrame
     | SourcesFrame
     | GenerationFinishedFrame
     | ConversationUpdatedFrame

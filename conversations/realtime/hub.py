@@ -54,6 +54,7 @@ class RunHandle:
     done: asyncio.Future[Any]  # resolves with the stored reply
     cancel: Callable[[str], None]  # cancel(why): "stop" | "deleted" | "shutdown"
     text: Callable[[], str] = field(default=lambda: "")  # the reply's text so far
+    reasoning: Callable[[], str] = field(default=lambda: "")  # the model's reasoning so far
 
 
 @dataclass

@@ -36,6 +36,7 @@ class ReplyProgress(TypedDict):
     run_id: str
     reply_to: str
     text: str
+    reasoning: str  # the model's reasoning so far ("" for none)
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,7 @@ class Append:
 
 
 _local: dict[str, ReplyProgress] = {}
+_local_reasoning: dict[str, str] = {}  # run id → reasoning so far (one process, no Redis)
 
 
 def _run_key(conversation_id: Any) -> str:
@@ -60,10 +62,19 @@ def _text_key(run_id: Any) -> str:
     return f"chat:reply-text:{run_id}"
 
 
+def _reasoning_key(run_id: Any) -> str:
+    return f"chat:reply-reasoning:{run_id}"
+
+
 async def _write(conversation_id: Any, run_id: str, reply_to: str, text: str) -> None:
     client = get_redis()
     if client is None:
-        _local[str(conversation_id)] = {"run_id": run_id, "reply_to": reply_to, "text": text}
+        _local[str(conversation_id)] = {
+            "run_id": run_id,
+            "reply_to": reply_to,
+            "text": text,
+            "reasoning": "",
+        }
         return
     meta = json.dumps({"run_id": run_id, "reply_to": reply_to})
     async with client.pipeline(transaction=True) as pipe:
@@ -193,6 +204,26 @@ _batches: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _AppendBatch]
 _batches = weakref.WeakKeyDictionary()
 
 
+async def aappend_reasoning(*, run_id: Any, text: str) -> None:
+    """Append a chunk of the model's reasoning, for a `sync` on another process.
+
+    Best effort, unlike the reply's text: reasoning is shown while it streams and stored
+    whole on the reply; a chunk lost to a Redis restart only leaves a gap in what a socket
+    joining elsewhere sees meanwhile.
+    """
+    client = get_redis()
+    if client is None:
+        _local_reasoning[str(run_id)] = _local_reasoning.get(str(run_id), "") + text
+        return
+    try:
+        async with client.pipeline(transaction=False) as pipe:
+            pipe.append(_reasoning_key(run_id), text)
+            pipe.expire(_reasoning_key(run_id), KEY_TTL_SECONDS)
+            await pipe.execute()
+    except RedisError as exc:
+        logger.warning("reasoning of %s not recorded: %s", run_id, exc)
+
+
 async def atouch(*, runs: dict[str, Any]) -> None:
     """Keep live runs' keys from expiring (`runs`: conversation id → run id), in one trip."""
     client = get_redis()
@@ -213,17 +244,26 @@ async def aget(*, conversation_id: Any) -> ReplyProgress | None:
     client = get_redis()
     if client is None:
         current = _local.get(str(conversation_id))
-        return dict(current) if current else None  # type: ignore[return-value]
+        if not current:
+            return None
+        return {**current, "reasoning": _local_reasoning.get(current["run_id"], "")}
     try:
         raw = await client.get(_run_key(conversation_id))
         if not raw:
             return None
         meta = json.loads(raw)
-        text = await client.get(_text_key(meta["run_id"])) or ""
+        text, reasoning = await client.mget(
+            [_text_key(meta["run_id"]), _reasoning_key(meta["run_id"])]
+        )
     except RedisError as exc:
         logger.warning("reply progress of %s unreadable: %s", conversation_id, exc)
         return None
-    return {"run_id": meta["run_id"], "reply_to": meta["reply_to"], "text": text}
+    return {
+        "run_id": meta["run_id"],
+        "reply_to": meta["reply_to"],
+        "text": text or "",
+        "reasoning": reasoning or "",
+    }
 
 
 async def aclear(*, conversation_id: Any, run_id: Any) -> None:
@@ -233,13 +273,14 @@ async def aclear(*, conversation_id: Any, run_id: Any) -> None:
         current = _local.get(str(conversation_id))
         if current is not None and current["run_id"] == str(run_id):
             del _local[str(conversation_id)]
+        _local_reasoning.pop(str(run_id), None)
         return
     try:
         raw = await client.get(_run_key(conversation_id))
         async with client.pipeline(transaction=True) as pipe:
             if raw and json.loads(raw).get("run_id") == str(run_id):
                 pipe.delete(_run_key(conversation_id))
-            pipe.delete(_text_key(run_id))
+            pipe.delete(_text_key(run_id), _reasoning_key(run_id))
             await pipe.execute()
     except RedisError as exc:  # the keys expire on their own
         logger.warning("reply progress of %s not cleared: %s", run_id, exc)

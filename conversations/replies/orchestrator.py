@@ -203,8 +203,21 @@ class ReplyRunner:
             token=events.token,
             prefix=claimed.continues.content if claimed.continues is not None else "",
         )
+        # The model's reasoning: numbered as the text is, paced the same way, never part
+        # of the reply's text (SPEC "Model servers as they are").
+        self.reasoning = Coalescer(
+            run_id=str(self.run_id),
+            reply_to=str(self.question.pk),
+            post=self._post_reasoning,
+            token=events.reasoning,
+        )
         self.handle = RunHandle(
-            self.key, self.run_id, self.done, self.cancel, lambda: self.coalescer.text
+            self.key,
+            self.run_id,
+            self.done,
+            self.cancel,
+            lambda: self.coalescer.text,
+            lambda: self.reasoning.text,
         )
         self.turn: Turn | None = None
         self.why: CancelWhy | None = None
@@ -219,6 +232,16 @@ class ReplyRunner:
         self, frame: Any, append: progress.Append | None, on_sent: Callable[[], None] | None
     ) -> None:
         events.publish(frame, conversation_id=self.key, append=append, on_sent=on_sent)
+
+    def _post_reasoning(
+        self, frame: Any, append: progress.Append | None, on_sent: Callable[[], None] | None
+    ) -> None:
+        events.publish(frame, conversation_id=self.key, on_sent=on_sent)
+        if append is not None:
+            self.hub.start_task(
+                progress.aappend_reasoning(run_id=self.run_id, text=append.text),
+                name=f"reasoning-{self.run_id}",
+            )
 
     def begin(self) -> None:
         """Announce the user's message, register the run and start its task (no await:
@@ -304,12 +327,15 @@ class ReplyRunner:
                 self._relay(self.fault)  # type: ignore[arg-type]
         finally:
             self.finishing = True
+            self.reasoning.flush()
             self.coalescer.flush()  # the last chunk leaves before the stored reply is announced
             await self._finish(finished, reason)
 
     def _relay(self, event: AgentEvent) -> None:
         if event["type"] == "token":
             self.coalescer.add_token(event["text"])
+        elif event["type"] == "reasoning":
+            self.reasoning.add_token(event["text"])
         elif event["type"] == "thinking":
             self.coalescer.post(events.thinking(run_id=self.run_id, event=event))
         elif event["type"] == "sources":

@@ -62,7 +62,11 @@ async def build_sync_state(*, conversation_id: Any, after: int) -> SyncStateFram
     # Read the progress before the rows: a reply stored in between is then in the rows.
     handle = get_hub().runs.get(key)
     if handle is not None:  # ours: the text is right here, Redis or not
-        current: Generation | None = {"run_id": str(handle.run_id), "text": handle.text()}
+        current: Generation | None = {
+            "run_id": str(handle.run_id),
+            "text": handle.text(),
+            "reasoning": handle.reasoning(),
+        }
     else:
         found = await progress.aget(conversation_id=key)
         if found is None and await _arunning_run(conversation_id=key) is not None:
@@ -72,7 +76,11 @@ async def build_sync_state(*, conversation_id: Any, after: int) -> SyncStateFram
                 await asyncio.sleep(0.1)
                 if (found := await progress.aget(conversation_id=key)) is not None:
                     break
-        current = {"run_id": found["run_id"], "text": found["text"]} if found else None
+        current = (
+            {"run_id": found["run_id"], "text": found["text"], "reasoning": found["reasoning"]}
+            if found
+            else None
+        )
     run_id = current["run_id"] if current else None
     rows = await _aload_sync(conversation_id=key, after=after, run_id=run_id)
     return events.sync_state(

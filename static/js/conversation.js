@@ -90,6 +90,9 @@ const socket = new ConversationSocket(root.dataset.wsPath, {
     onText(run) {
       messages.showText(run);
     },
+    onReasoning(run) {
+      messages.showReasoning(run);
+    },
     onThinking(frame) {
       messages.showStep(frame);
     },

@@ -1,7 +1,7 @@
 // The conversation page's message list: stored messages in sequence order, the reply
 // streaming in, and the pages of the branch fetched from the server.
 import { copyText, el, parseFragment, toast } from "./dom.js";
-import { _, format } from "./i18n.js";
+import { _, format, ngettext } from "./i18n.js";
 import { renderRich } from "./rich.js";
 import { stepText } from "./steps.js";
 
@@ -153,7 +153,36 @@ export function initMessages(root, { markSeen }) {
     const node = ensureStreaming();
     const stick = nearBottom();
     node.querySelector(".stream-text").textContent = run.text;
+    if (run.text) foldReasoning(node);
     if (stick) scrollToBottom();
+  }
+
+  // The model's reasoning while it streams: open under "Thinking…", then folded under
+  // "Thought for N seconds" once the answer starts (unless the person opened it again).
+  function showReasoning(run) {
+    const node = ensureStreaming();
+    const stick = nearBottom();
+    let box = node.querySelector("details.reasoning");
+    if (!box) {
+      box = el("details", { className: "reasoning live", open: true },
+        el("summary", {}, el("span", { className: "reasoning-label", text: _("Thinking…") })),
+        el("div", { className: "reasoning-body plain" }));
+      box.dataset.started = String(Date.now());
+      node.querySelector(".stream-text").before(box);
+    }
+    box.querySelector(".reasoning-body").textContent = run.reasoning ? run.reasoning.text : "";
+    if (run.text) foldReasoning(node);
+    if (stick) scrollToBottom();
+  }
+
+  function foldReasoning(node) {
+    const box = node.querySelector("details.reasoning.live");
+    if (!box || box.dataset.folded) return;
+    box.dataset.folded = "1";
+    const seconds = Math.max(1, Math.round((Date.now() - Number(box.dataset.started)) / 1000));
+    box.querySelector(".reasoning-label").textContent = format(
+      ngettext("Thought for %(n)s second", "Thought for %(n)s seconds", seconds), { n: seconds });
+    box.open = false;
   }
 
   function showStep(frame) {
@@ -299,6 +328,7 @@ export function initMessages(root, { markSeen }) {
     show,
     ensureStreaming,
     showText,
+    showReasoning,
     showStep,
     showSources,
     dropEmptyReply,

@@ -95,6 +95,10 @@ export class ConversationSocket {
         this.start(frame.run_id);
         this.stitch(frame.index, frame.text);
         break;
+      case "reasoning":
+        this.start(frame.run_id);
+        this.stitchReasoning(frame.run_id, frame.index, frame.text);
+        break;
       case "thinking":
         this.start(frame.run_id);
         if (this.run && this.run.id === frame.run_id) this.call("onThinking", frame);
@@ -188,6 +192,35 @@ export class ConversationSocket {
     this.call("onText", run);
   }
 
+  // The model's reasoning: shown as it comes. A piece past a gap waits for the pieces
+  // before it; nothing is asked again for it (the stored reply holds the whole).
+  stitchReasoning(runId, index, text) {
+    const run = this.run;
+    if (!run || run.id !== runId || typeof index !== "number" || typeof text !== "string") return;
+    if (!run.reasoning) run.reasoning = { text: "", pending: new Map() };
+    const reasoning = run.reasoning;
+    if (index > reasoning.text.length) { reasoning.pending.set(index, text); return; }
+    if (index + text.length <= reasoning.text.length) return; // a repeat
+    reasoning.text += text.slice(reasoning.text.length - index);
+    this.drainReasoning();
+  }
+
+  drainReasoning() {
+    const reasoning = this.run.reasoning;
+    let progressed = true;
+    while (progressed && reasoning.pending.size) {
+      progressed = false;
+      for (const [at, piece] of reasoning.pending) {
+        if (at <= reasoning.text.length) {
+          reasoning.pending.delete(at);
+          if (at + piece.length > reasoning.text.length) reasoning.text += piece.slice(reasoning.text.length - at);
+          progressed = true;
+        }
+      }
+    }
+    this.call("onReasoning", this.run);
+  }
+
   drain() {
     const run = this.run;
     let progressed = true;
@@ -212,6 +245,12 @@ export class ConversationSocket {
       this.start(generation.run_id);
       if (this.run && this.run.id === generation.run_id) {
         this.run.syncing = false;
+        const thought = generation.reasoning || "";
+        if (thought && thought.length > ((this.run.reasoning && this.run.reasoning.text.length) || 0)) {
+          const pending = (this.run.reasoning && this.run.reasoning.pending) || new Map();
+          this.run.reasoning = { text: thought, pending };
+          this.drainReasoning(); // what came before the snapshot, and after it
+        }
         const text = generation.text || "";
         if (text.length > this.run.text.length) {
           this.run.text = text;

@@ -109,8 +109,7 @@ async def test_repeated_identical_call_is_not_run_again(online_config, saver, fa
         ]
 
     same = ToolCall("search_documents", {"query": "leave", "k": 2})
-    fake_openai.enqueue(
-        Reply(tool_calls=[ToolCall("RouteDecision", {"route": "agent", "reason": "x"})]),
+    fake_openai.enqueue(  # the passage scores past the threshold: no routing vote is asked
         Reply(tool_calls=[same]),
         Reply(tool_calls=[ToolCall("search_documents", {"k": 2, "query": "leave"}, id="again")]),
         "You get 15 days.",
@@ -126,7 +125,7 @@ async def test_repeated_identical_call_is_not_run_again(online_config, saver, fa
     assert calls == ["how many leave days?", "leave"]  # routing's look, then the tool once
     assert result.finished["content"] == "You get 15 days."
     assert any(e["params"].get("repeat") for e in result.steps("tool_call"))
-    second = tool_messages(fake_openai.requests[3])
+    second = tool_messages(fake_openai.requests[2])
     assert second[-1]["content"] == second[0]["content"]
 
 

@@ -26,6 +26,7 @@ from collections import deque
 from http.server import ThreadingHTTPServer
 from typing import Any
 
+from tests.support.dialects import DIALECTS
 from tests.support.openai_replies import (
     Reply,
     Responder,
@@ -41,7 +42,25 @@ __all__ = ["FakeOpenAI"]
 class FakeOpenAI:
     """An OpenAI-compatible chat completions server on 127.0.0.1 (a background thread)."""
 
-    def __init__(self, responder: Responder | None = None, *, models: list[str] | None = None):
+    def __init__(
+        self,
+        responder: Responder | None = None,
+        *,
+        models: list[str] | None = None,
+        dialect: str = "openai",
+        context_window: int | None = None,
+        num_ctx: int | None = None,
+    ):
+        """`dialect` (tests/support/dialects.py): whose wire format to speak; with
+        `context_window`, a prompt of that many tokens or more is refused as that server
+        refuses it (Ollama cuts it instead, to `num_ctx` if set, and says nothing)."""
+        self.dialect = DIALECTS[dialect]
+        self.context_window = context_window
+        self.num_ctx = num_ctx
+        self.refused_too_long = 0  # requests refused for their length
+        self.cut_silently = 0  # prompts cut to the window without a word (Ollama)
+        self.prompt_tokens: list[int] = []  # each chat request's prompt, counted as served
+        self.info_requests: list[str] = []  # what it was asked besides chats ("GET /props")
         self.responder: Responder = responder or default_responder
         self.title_responder: Responder = default_title_responder
         self.models: list[str] = list(models or ["fake-model"])

@@ -48,6 +48,9 @@ class Reply:
     finish: bool = True  # False: no `finish_reason` before the end (a cut llama.cpp stream)
     done: bool = True  # False: end the body without `data: [DONE]`
     malformed: str | None = None  # after the text: this `data:` line, which is not JSON
+    reasoning: str = ""  # the model's reasoning, before the text, as the server's dialect sends it
+    error_body: dict[str, Any] | None = None  # with `status`: this body, as it is
+    headers: dict[str, str] = field(default_factory=dict)  # with `status`: e.g. Retry-After
 
 
 Responder = Callable[[dict[str, Any]], "Reply | str"]

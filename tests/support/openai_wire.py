@@ -30,27 +30,45 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
     def do_GET(self) -> None:
-        if not self.path.rstrip("/").endswith("/models"):
-            self._send_json(404, {"error": {"message": "not found", "type": "invalid_request"}})
+        fake, path = self.fake, self.path.rstrip("/")
+        with fake._lock:
+            fake.info_requests.append(f"GET {path}")
+        if path.endswith("/props"):
+            self._send_body(*fake.dialect.props(fake.models[0], fake.context_window))
             return
-        data = [{"id": m, "object": "model", "owned_by": "fake"} for m in self.fake.models]
+        if not path.endswith("/models"):
+            self._send_body(*fake.dialect.error(404, "File Not Found"))
+            return
+        data = [fake.dialect.model_card(m, fake.context_window) for m in fake.models]
         self._send_json(200, {"object": "list", "data": data})
 
     def do_POST(self) -> None:
+        fake, path = self.fake, self.path.rstrip("/")
         length = int(self.headers.get("Content-Length") or 0)
         body = json.loads(self.rfile.read(length) or b"{}")
-        if not self.path.rstrip("/").endswith("/chat/completions"):
-            self._send_json(404, {"error": {"message": "not found", "type": "invalid_request"}})
+        if path.endswith("/api/show"):
+            with fake._lock:
+                fake.info_requests.append(f"POST {path}")
+            model = str(body.get("model") or body.get("name") or "")
+            self._send_body(*fake.dialect.show(model, fake.context_window, fake.num_ctx))
             return
-        reply = self.fake.next_reply(body)
+        if not path.endswith("/chat/completions"):
+            self._send_body(*fake.dialect.error(404, "File Not Found"))
+            return
+        if self._too_long(body):
+            return
+        reply = fake.next_reply(body)
         if reply.hang:
             self._wait_for_client_to_leave()
             return
         if reply.delay:
             time.sleep(reply.delay)
         if reply.status != 200:
-            error = {"message": reply.error_message, "type": "server_error", "code": None}
-            self._send_json(reply.status, {"error": error})
+            if reply.error_body is not None:
+                status, data = reply.status, json.dumps(reply.error_body).encode()
+            else:
+                status, data = fake.dialect.error(reply.status, reply.error_message)
+            self._send_body(status, data, reply.headers)
         elif body.get("stream"):
             try:
                 self._stream(body, reply)
@@ -60,6 +78,36 @@ class Handler(BaseHTTPRequestHandler):
                     self.fake.disconnects += 1  # the client went away mid-stream
         else:
             self._send_json(200, _completion(body, reply))
+
+    def _too_long(self, body: dict[str, Any]) -> bool:
+        """Refuse a prompt past the window as the dialect's server does (and say whether
+        it was); Ollama's cuts it silently instead (counted in `cut_silently`)."""
+        fake = self.fake
+        tokens = prompt_tokens(body)
+        with fake._lock:
+            fake.prompt_tokens.append(tokens)
+        window = fake.num_ctx if fake.dialect.name == "ollama" else fake.context_window
+        if window is None or tokens < window:
+            return False
+        refusal = fake.dialect.context_error(tokens, window, body.get("max_tokens"))
+        with fake._lock:
+            if refusal is None:
+                fake.cut_silently += 1
+            else:
+                fake.refused_too_long += 1
+        if refusal is None:
+            return False
+        self._send_body(*refusal)
+        return True
+
+    def _send_body(self, status: int, data: bytes, headers: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
 
     def _send_json(self, status: int, payload: dict[str, Any]) -> None:
         # Escaped as real servers may write it: NUL and lone surrogates as \u escapes.
@@ -84,11 +132,18 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         base = _chunk_base(body)
+        dialect = self.fake.dialect
         self._chunk({**base, "choices": [_choice({"role": "assistant", "content": ""})]})
-        pieces = [
-            reply.text[i : i + reply.chunk_chars]
-            for i in range(0, len(reply.text), reply.chunk_chars)
-        ]
+        text = reply.text
+        if reply.reasoning and dialect.think_inline:
+            text = f"<think>\n{reply.reasoning}\n</think>\n\n{text}"
+        elif reply.reasoning and dialect.reasoning_field is not None:
+            for i in range(0, len(reply.reasoning), reply.chunk_chars):
+                piece = reply.reasoning[i : i + reply.chunk_chars]
+                if reply.chars_per_second:
+                    time.sleep(len(piece) / reply.chars_per_second)
+                self._chunk({**base, "choices": [_choice(dialect.reasoning_delta(piece))]})
+        pieces = [text[i : i + reply.chunk_chars] for i in range(0, len(text), reply.chunk_chars)]
         for n, piece in enumerate(pieces):
             if reply.fail_after_chunks is not None and n >= reply.fail_after_chunks:
                 self._abort()
@@ -144,6 +199,12 @@ class Handler(BaseHTTPRequestHandler):
         self.connection.shutdown(socket.SHUT_RDWR)
 
 
+def prompt_tokens(body: dict[str, Any]) -> int:
+    """Count a request's prompt as the fake server does (its `usage`, its window)."""
+    texts = [*message_texts(body), json.dumps(body.get("tools") or "")]
+    return sum(count_tokens(t) + 4 for t in texts)
+
+
 def _chunk_base(body: dict[str, Any]) -> dict[str, Any]:
     return {
         "id": "chatcmpl-fake",
@@ -181,8 +242,7 @@ def _tool_call_deltas(index: int, call: ToolCall) -> list[dict[str, Any]]:
 def _usage(body: dict[str, Any], reply: Reply) -> dict[str, int]:
     prompt = reply.prompt_tokens
     if prompt is None:
-        texts = [*message_texts(body), json.dumps(body.get("tools") or "")]
-        prompt = sum(count_tokens(t) + 4 for t in texts)
+        prompt = prompt_tokens(body)
     completion = count_tokens(reply.text) + sum(
         count_tokens(_arguments(c)) + 4 for c in reply.tool_calls
     )
