@@ -209,10 +209,19 @@ async def astream_message(
     for param in capabilities.refused_parameters(server):
         payload.pop(param, None)
     waited, busy, failures = 0.0, 0, 0
+    asking_why = stale = False
     while True:
         reply = _Reply()
         try:
+            if asking_why:
+                return await _complete_once(llm, dict(payload), reply, on_text, on_reasoning)
             return await _stream_once(llm, dict(payload), reply, on_text, on_reasoning, timeouts)
+        except ModelStreamCut:
+            if reply.heard or asking_why:
+                raise
+            # 200 and not one event: llama-cpp-python's answer to a prompt past its window
+            # when streaming. The same request, not streamed, says why (or just answers).
+            asking_why = True
         except openai.APIStatusError as exc:
             if reply.heard:
                 raise
@@ -240,11 +249,29 @@ async def astream_message(
             waited += wait
             emit_step("model.busy", seconds=f"{max(1, round(wait)):d}")
             await asyncio.sleep(wait)
-        except openai.APIConnectionError:
+        except openai.APIConnectionError as exc:
+            if reply.heard:
+                raise
+            if _stale_connection(exc) and not stale:
+                stale = True  # a pooled connection the server had closed: at once, once
+                continue
             failures += 1
-            if reply.heard or failures > llm.max_retries:
+            if failures > llm.max_retries:
                 raise
             await asyncio.sleep(min(8.0, 0.5 * 2**failures))
+
+
+_STALE = frozenset({"ServerDisconnectedError", "ClientConnectionResetError", "ClientOSError"})
+
+
+def _stale_connection(error: BaseException) -> bool:
+    """Say whether a connection error is a kept-alive connection the server had closed
+    (aiohttp found it closed, or closing, before a byte of the answer)."""
+    while error is not None:
+        if type(error).__name__ in _STALE:
+            return True
+        error = error.__cause__ or error.__context__  # type: ignore[assignment]
+    return False
 
 
 def retry_after(error: openai.APIStatusError) -> float:
@@ -316,6 +343,32 @@ async def _stream_once(
     if reply.finish_reason is None:
         # Whether or not `[DONE]` came: without a finish reason the reply is not whole.
         raise ModelStreamCut("the model server ended the stream without a finish reason")
+    return reply.message()
+
+
+async def _complete_once(
+    llm: ChatOpenAI,
+    payload: dict[str, Any],
+    reply: _Reply,
+    on_text: OnText,
+    on_reasoning: OnText,
+) -> AIMessage:
+    """Send the request once, not streamed, and read its answer into `reply` as one event."""
+    model = payload.pop("model")
+    payload.pop("stream", None)
+    payload.pop("stream_options", None)
+    completions = _without_retries(llm.root_async_client).chat.completions
+    answer = (await completions.create(model=model, messages=[], extra_body=payload)).model_dump()
+    event: dict[str, Any] = {k: answer.get(k) for k in ("id", "model", "usage")}
+    choices = []
+    for choice in answer.get("choices") or ():
+        message = dict(choice.get("message") or {})
+        calls = message.get("tool_calls") or []
+        message["tool_calls"] = [{**call, "index": i} for i, call in enumerate(calls)]
+        choices.append({**choice, "delta": message})
+    reply.absorb({**event, "choices": choices}, on_text, on_reasoning)
+    if reply.finish_reason is None:
+        raise ModelStreamCut("the model server answered without a finish reason")
     return reply.message()
 
 

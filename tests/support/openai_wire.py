@@ -97,6 +97,17 @@ class Handler(BaseHTTPRequestHandler):
                 fake.refused_too_long += 1
         if refusal is None:
             return False
+        if fake.dialect.name == "llama-cpp-python" and body.get("stream"):
+            # Its error is raised once the event stream has begun: 200, not one event,
+            # and the connection closed (seen against llama-cpp-python 0.3 here).
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+            self.close_connection = True
+            return True
         self._send_body(*refusal)
         return True
 
