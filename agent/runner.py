@@ -49,7 +49,7 @@ from agent.state import (
     Usage,
     zero_usage,
 )
-from agent.steps import describe, step
+from agent.steps import COUNTING_STEPS, describe, step
 from agent.threads import ThreadRef, prune_thread, record_exchange, run_from, turn_input
 from agent.tokens import estimate_tokens, message_text
 
@@ -313,7 +313,12 @@ class Turn:
                 "content": record["content"],
             }
             if record["step"] not in ("tool_call", "tool_result"):  # stored as tool parts
-                self._parts.append({"type": "thinking", **{k: record[k] for k in STEP_FIELDS}})
+                part = {"type": "thinking", **{k: record[k] for k in STEP_FIELDS}}
+                last = self._parts[-1] if self._parts else {}
+                if record["code"] in COUNTING_STEPS and last.get("code") == record["code"]:
+                    self._parts[-1] = part  # 10 s, 20 s, 30 s…: the latest is the one kept
+                else:
+                    self._parts.append(part)
             return [event]
         elif kind in ("tool_call", "tool_result"):
             skip = ("kind", "step")  # the part's type says it

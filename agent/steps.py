@@ -348,6 +348,8 @@ CODES = tuple(STEPS)
 # The steps that say why a reply failed (its finish note shows the last one): the model
 # server's, and the one that is not the model's.
 MODEL_PROGRESS = ("model.waiting", "model.busy", "model.window")  # steps, not faults
+# Steps that count up while they last: a reply keeps (and a page shows) only their latest.
+COUNTING_STEPS = ("model.waiting", "model.busy")
 MODEL_FAULTS = (
     *(code for code in STEPS if code.startswith("model.") and code not in MODEL_PROGRESS),
     "memory.unreachable",

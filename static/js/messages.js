@@ -185,10 +185,17 @@ export function initMessages(root, { markSeen }) {
     box.open = false;
   }
 
+  // Steps that count (waiting for the model: 10 s, 20 s…) update their own line.
+  const COUNTING = new Set(["model.waiting", "model.busy"]);
+
   function showStep(frame) {
     const node = ensureStreaming();
     const text = stepText(frame);
-    if (text) node.querySelector(".live-steps").append(el("li", { className: `step step-${frame.step}`, text }));
+    if (!text) return;
+    const steps = node.querySelector(".live-steps");
+    const same = COUNTING.has(frame.code) ? steps.querySelector(`li[data-code="${frame.code}"]`) : null;
+    if (same) { same.textContent = text; return; }
+    steps.append(el("li", { className: `step step-${frame.step}`, "data-code": frame.code || "", text }));
   }
 
   function showSources(frame) {

@@ -17,6 +17,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -127,14 +128,22 @@ def _wait_until_serving(port: int, server: subprocess.Popen, log: Path) -> None:
 @pytest.fixture(scope="session")
 def real_model(tmp_path_factory) -> Iterator[RealModel]:
     """Start the model server and the recording proxy once per session."""
+    with serve_real_model(tmp_path_factory.mktemp("llama"), n_ctx=8192) as model:
+        yield model
+
+
+@contextmanager
+def serve_real_model(directory: Path, *, n_ctx: int) -> Iterator[RealModel]:
+    """Run SmolLM2 on llama-cpp-python's server with a window of `n_ctx` tokens, behind the
+    recording proxy."""
     gguf = model_file()
     require_service(gguf is not None, "the real model (uv sync --group realmodel)")
     assert gguf is not None
     port = free_port()
-    log = tmp_path_factory.mktemp("llama") / "server.log"
+    log = directory / "server.log"
     command = [
         sys.executable, "-m", "llama_cpp.server", "--model", str(gguf),
-        "--model_alias", "smollm2-135m", "--n_ctx", "8192", "--port", str(port),
+        "--model_alias", "smollm2-135m", "--n_ctx", str(n_ctx), "--port", str(port),
         "--n_threads", str(SERVER_THREADS), "--seed", str(SEED),
         # By default a new request cuts the one being generated: its stream just ends, no
         # finish_reason, then [DONE] (the client sees a normal end). Queue them instead.
