@@ -162,6 +162,28 @@ def measure() -> dict[str, object]:
             "off_topic_sent": round(wrong / len(off), 3),
         }
 
+    def with_a_no_voter(e: dict, *, evidence_first: bool) -> bool:
+        """Routing with a model that can answer and always votes "no documents" (as small
+        local models do): before issue 54 its vote was followed over retrieval's score;
+        since, strong evidence is followed whatever the vote."""
+        if e["rule"] is not None:
+            return e["rule"][0] == "rag"
+        if e["overlap"] >= STRONG_OVERLAP:
+            return True
+        return evidence_first and e["score"] >= SCORE_THRESHOLD
+
+    def voted(evidence_first: bool) -> dict[str, float]:
+        served = sum(
+            with_a_no_voter(e, evidence_first=evidence_first)
+            and (documents[item["document"]], item["section"]) in e["passages"]
+            for item, e in on
+        )
+        wrong = sum(with_a_no_voter(e, evidence_first=evidence_first) for _, e in off)
+        return {
+            "passage_sent": round(served / len(on), 3),
+            "off_topic_sent": round(wrong / len(off), 3),
+        }
+
     found = sum((documents[i["document"]], i["section"]) in e["passages"] for i, e in on)
     return {
         "questions": len(on),
@@ -170,6 +192,7 @@ def measure() -> dict[str, object]:
         # Whatever the routing: the share of questions whose passage retrieval finds at all.
         "passage_in_top_k": round(found / len(on), 3),
         "chosen": {"score": SCORE_THRESHOLD, **outcome(SCORE_THRESHOLD, 99.0)},
+        "voter_always_no": {"vote_first": voted(False), "evidence_first": voted(True)},
         "targets": {"passage_sent": 0.95, "off_topic_sent": 0.05},
         "grid": {
             f"score>={t} or similarity>={s}": outcome(t, s)
