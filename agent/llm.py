@@ -13,9 +13,9 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_openai import ChatOpenAI
 
-from agent import capabilities, incoming
+from agent import capabilities, incoming, windows
 from agent.config import AgentConfig
-from agent.model_errors import refused_parameter
+from agent.model_errors import context_refusal, refused_parameter
 from agent.offline import OFFLINE_MODEL_NAME, OfflineChatModel
 from agent.reasoning import without_thinking
 
@@ -101,6 +101,11 @@ async def ask_model(
     try:
         reply = await llm.ainvoke(messages, config=config)
     except openai.BadRequestError as exc:
+        too_long = context_refusal(exc)
+        if too_long is not None and isinstance(llm, ChatOpenAI):
+            if too_long.window:  # the next turn's memory measures against it
+                windows.remember(llm.openai_api_base, llm.model_name, too_long.window)
+            raise too_long from exc
         param = refused_parameter(exc)
         if param is None or not isinstance(llm, ChatOpenAI) or param not in llm.model_fields:
             raise

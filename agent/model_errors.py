@@ -39,6 +39,11 @@ _WINDOW = re.compile(
     r"(?:maximum context length is|context length is only|available context size \()\s*(\d+)",
     re.IGNORECASE,
 )
+# "you requested 5273 tokens", "request (5273 tokens)", "your request has 5273 input tokens",
+# "your messages resulted in 5273 tokens", "You passed 5273 input tokens".
+_REQUESTED = re.compile(
+    r"(?:you requested|request \(|request has|resulted in|you passed)\s*(\d+)", re.IGNORECASE
+)
 _TOO_LONG = re.compile(
     r"context length|context size|context window|too many tokens|prompt is too long", re.I
 )
@@ -47,11 +52,12 @@ _TOOLS = re.compile(r"\btools?\b|tool[_ ]choice|function[_ ]call|\bfunctions?\b"
 
 class ModelContextExceeded(RuntimeError):
     """The server refused the prompt as longer than its window (`window`: the size it
-    told, when it told one)."""
+    told, and `requested`: the prompt's size as it counted it, when it told them)."""
 
-    def __init__(self, window: int | None) -> None:
+    def __init__(self, window: int | None, requested: int | None = None) -> None:
         super().__init__(f"the prompt is longer than the model's window ({window or '?'} tokens)")
         self.window = window
+        self.requested = requested
 
 
 def error_body(error: BaseException) -> dict[str, Any]:
@@ -75,12 +81,17 @@ def context_refusal(error: BaseException) -> ModelContextExceeded | None:
         return None
     body = error_body(error)
     message = _message(error)
-    if body.get("type") == "exceed_context_size_error":  # llama.cpp tells the window
-        n_ctx = body.get("n_ctx")
-        return ModelContextExceeded(int(n_ctx) if isinstance(n_ctx, int) else None)
+    asked = _REQUESTED.search(message)
+    requested = int(asked.group(1)) if asked else None
+    if body.get("type") == "exceed_context_size_error":  # llama.cpp tells both as numbers
+        n_ctx, n_prompt = body.get("n_ctx"), body.get("n_prompt_tokens")
+        return ModelContextExceeded(
+            int(n_ctx) if isinstance(n_ctx, int) else None,
+            int(n_prompt) if isinstance(n_prompt, int) else requested,
+        )
     if body.get("code") == "context_length_exceeded" or _TOO_LONG.search(message):
         found = _WINDOW.search(message)
-        return ModelContextExceeded(int(found.group(1)) if found else None)
+        return ModelContextExceeded(int(found.group(1)) if found else None, requested)
     return None
 
 

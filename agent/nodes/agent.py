@@ -282,6 +282,14 @@ def fit_to_window(prompt: list[BaseMessage], budget: int) -> list[BaseMessage]:
     return fitted
 
 
+def window_of(context: AgentContext) -> int:
+    """Return the model's window as known now: this turn's, or smaller if a refusal earlier
+    in the turn (the summarizer's) told it."""
+    config = context.config
+    learned = windows.learned(config.openai_base_url, config.model)
+    return min(config.context_window, learned) if learned else config.context_window
+
+
 def window_budget(window: int | None, estimate: int) -> int:
     """Return the prompt's budget for a window (room left for the answer); without a
     window told, half of what was refused."""
@@ -304,7 +312,10 @@ async def stream_within_window(
     except ModelContextExceeded as refused:
         if refused.window:
             windows.remember(context.config.openai_base_url, context.config.model, refused.window)
-        fitted = fit_to_window(prompt, window_budget(refused.window, estimate))
+        budget = window_budget(refused.window, estimate)
+        if refused.requested and estimate:  # its tokens, not our estimate of them
+            budget = int(budget * estimate / max(refused.requested, estimate))
+        fitted = fit_to_window(prompt, budget)
         emit_step("model.window")
         return await stream_without_refused_tools(context, fitted, tools, emit)
 
@@ -354,7 +365,7 @@ async def agent(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, 
     calibration = state.get("calibration", 1.0)
     schemas = tool_schema_tokens(tools)
     raw = estimate_message_tokens(prompt) + schemas
-    budget = window_budget(context.config.context_window, round(raw * calibration))
+    budget = window_budget(window_of(context), round(raw * calibration))
     if raw * calibration > budget:  # never past the window (Ollama cuts without a word)
         prompt = fit_to_window(prompt, max(256, int(budget / calibration) - schemas))
         history = [m for m in prompt[1:] if not isinstance(m, SystemMessage)]

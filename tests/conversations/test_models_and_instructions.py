@@ -215,4 +215,6 @@ async def test_a_server_error_that_is_not_about_tools_still_fails_the_reply(mode
     conversation = await sync_to_async(services.create_conversation)(user=alice)
     reply, _frames = await ask(alice, conversation, content="hello")
     assert reply.finish_reason == "error"
-    assert "context length exceeded" in reply.metadata["error"]
+    # Refused as too long even after fitting: named, in words for people, not the server's.
+    assert reply.metadata["error"]["code"] == "model_context"
+    assert "context length exceeded" not in reply.metadata["error"]["message"]

@@ -122,6 +122,7 @@ async def test_a_question_about_a_document_gets_its_passage_into_the_models_requ
     await comm.disconnect()
 
 
+@pytest.mark.timeout(360)  # twelve turns of a CPU model, beside the rest of the suite
 async def test_twelve_turns_fold_memory_with_a_checked_summary_or_the_users_words(
     on_real_model, alice, no_errors_logged
 ):

@@ -15,13 +15,13 @@ import json
 import pytest
 from django.test import AsyncClient
 
-from accounts.tokens import create_api_token
 from conversations.models import Message
-from tests.realtime.conftest import open_socket, receive_until
+from tests.realtime.conftest import make_token, open_socket, receive_until
 
 from .conftest import model_file, serve_real_model
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("flush_redis")]
+
 
 WINDOW = 2048
 TURN_SECONDS = 240
@@ -51,11 +51,12 @@ def on_small_model(settings, small_model):
 
 
 def history() -> list[dict]:
-    """24 messages of about 250 tokens each: far past the model's window."""
+    """24 messages (about 10,000 tokens): the five newest alone are past the model's window,
+    so the first request is refused whatever the memory rules keep."""
     messages = []
     for n in range(12):
         question = f"Question {n + 1}: tell me everything about the lighthouse. " + " ".join(FACTS)
-        answer = f"Answer {n + 1}: " + " ".join(FACTS * 2) + f" That is note {n + 1}."
+        answer = f"Answer {n + 1}: " + " ".join(FACTS * 10) + f" That is note {n + 1}."
         messages += [
             {"role": "user", "content": question},
             {"role": "assistant", "content": answer},
@@ -80,10 +81,11 @@ def request_tokens(count, body: dict) -> int:
     return count(text + json.dumps(body.get("tools") or ""))
 
 
+@pytest.mark.timeout(600)  # three turns of a CPU model reading 2,000-token prompts
 async def test_a_long_imported_conversation_goes_on_within_a_2048_token_window(
     on_small_model, alice
 ):
-    token = create_api_token(user=alice, name="t").secret
+    token = await make_token(alice)
     client = AsyncClient()
     export = {
         "format": "chatsite.conversation",
@@ -118,6 +120,7 @@ async def test_a_long_imported_conversation_goes_on_within_a_2048_token_window(
     later = sizes[(first_fits or 0) :]
     refused = [size for size in later if size >= WINDOW]
     assert not refused, (sizes, codes)
+    assert max(sizes) >= WINDOW  # the mechanism ran: a refusal taught the window
     # The mechanism ran: the conversation did not fit as it was and was folded to fit.
     assert sum(count(m["content"]) for m in history()) > WINDOW
     last = await Message.objects.aget(pk=finished[-1]["message"]["id"])

@@ -132,7 +132,7 @@ async def test_a_model_without_function_calling_gets_the_passage_by_retrievals_s
     assert reply.content == "The per diem is 87 euros."
     routes = [f for f in frames if f["type"] == "thinking" and f["step"] == "route"]
     assert routes[0]["code"] == "route.documents"
-    assert routes[0]["params"] == {"by": "score", "reason": "router_failed"}
+    assert routes[0]["params"] == {"by": "score", "reason": "strong_evidence"}  # no vote asked
 
     # The model is now known not to call functions: the next turn asks no router at all.
     before = len(model.requests)
