@@ -6,6 +6,7 @@ from typing import Any
 
 from .models import Conversation, Message
 from .schemas import ConversationOut, as_json
+from .steps import fault_text
 from .tree import sibling_ids
 
 
@@ -15,6 +16,17 @@ def _iso(value: Any) -> str | None:
 
 def _id(value: Any) -> str | None:
     return str(value) if value else None
+
+
+def _metadata(message: Message) -> dict[str, Any]:
+    """Return a message's metadata, a failed reply's `error.message` in the reader's
+    language (SPEC "Failures named": the words of the step that says why, translated)."""
+    metadata = message.metadata
+    error = metadata.get("error") if isinstance(metadata, dict) else None
+    if not isinstance(error, dict):
+        return metadata
+    said = fault_text(message.parts)
+    return {**metadata, "error": {**error, "message": said}} if said else metadata
 
 
 # Where a field's value is not the attribute of the same name.
@@ -59,7 +71,7 @@ def message_to_dict(message: Message) -> dict[str, Any]:
         "model": message.model,
         "tokens_used": message.tokens_used,
         "finish_reason": message.finish_reason or None,
-        "metadata": message.metadata,
+        "metadata": _metadata(message),
         "sequence_number": message.sequence_number,
         "parent_id": _id(message.parent_id),
         "sibling_ids": siblings,

@@ -349,3 +349,23 @@ async def test_a_title_and_a_summary_are_read_without_their_think_block(settings
     assert conversation.title == "Greetings"
     assert titles and all(r.get("max_tokens") == 30 for r in titles)  # bounded
     assert all("They said hello" not in " ".join(message_texts(r)) for r in titles)
+
+
+async def test_a_failure_reads_in_the_readers_language_through_the_api(settings, alice):
+    from django.test import AsyncClient
+
+    body = refusal("Incorrect API key provided: sk-x***", code="invalid_api_key")
+    with FakeOpenAI(lambda request: Reply(status=401, error_body=body)) as server:
+        use(settings, server)
+        token, conversation = await make_token(alice), await make_conversation(alice)
+        frames = await ask(conversation.id, token, "Hello")
+    client = AsyncClient()
+    answer = await client.get(
+        f"/api/v1/conversations/{conversation.id}/messages",
+        headers={"Authorization": f"Bearer {token}", "Accept-Language": "ko"},
+    )
+    reply = next(m for m in answer.json()["items"] if m["id"] == frames[-1]["message"]["id"])
+    assert reply["metadata"]["error"] == {
+        "code": "model_auth",
+        "message": "모델 서버가 앱의 키를 받아들이지 않아 답변이 없습니다",
+    }
