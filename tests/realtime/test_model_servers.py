@@ -369,3 +369,29 @@ async def test_a_failure_reads_in_the_readers_language_through_the_api(settings,
         "code": "model_auth",
         "message": "모델 서버가 앱의 키를 받아들이지 않아 답변이 없습니다",
     }
+
+
+async def test_stop_works_at_once_while_the_model_reads_the_prompt(settings, alice, monkeypatch):
+    monkeypatch.setattr("agent.openai_stream.WAITING_STEP_SECONDS", 0.3)
+    with FakeOpenAI() as server:
+        use(settings, server)
+        settings.CHAT_MODEL_FIRST_BYTE_TIMEOUT = 300
+        server.enqueue(Reply(hang=True))  # a CPU server still reading a long prompt
+        token, conversation = await make_token(alice), await make_conversation(alice)
+        comm = open_socket(conversation.id, token=token)
+        assert (await comm.connect())[0]
+        await comm.send_json_to({"type": "message.send", "content": "A long prompt"})
+        frames = []
+        while not any(f.get("code") == "model.waiting" for f in frames):
+            frames += await receive_until(comm, "thinking", wait=10)
+        started = time.monotonic()
+        await comm.send_json_to({"type": "generation.stop"})
+        frames += await receive_until(comm, "generation.finished", wait=10)
+        took = time.monotonic() - started
+        await comm.disconnect()
+        for _ in range(50):  # the server sees the request go away
+            if server.disconnects:
+                break
+            await asyncio.sleep(0.1)
+    assert frames[-1]["finish_reason"] == "stopped" and took < 3
+    assert server.disconnects == 1
