@@ -103,9 +103,12 @@ def _link_new_user(config: OidcConfig, identity: Identity) -> Any:
 
 
 def _wanted_username(config: OidcConfig, claims: dict[str, Any]) -> str:
-    """Return OIDC_USERNAME_CLAIM cleaned to Django's username characters (or a fallback)."""
+    """Return OIDC_USERNAME_CLAIM cleaned to Django's username characters (or a fallback),
+    normalized as sign-up normalizes (NFKC): "ａｌｉｃｅ" is "alice", whose name is then
+    taken, so the newcomer gets "alice-2", never a look-alike of an existing account."""
     for value in (claims.get(config.username_claim), claims.get("email")):
         if isinstance(value, str):
+            value = get_user_model().normalize_username(value)
             cleaned = _NOT_USERNAME.sub("", value)[: USERNAME_MAX_LENGTH - 8]
             if cleaned:
                 return cleaned

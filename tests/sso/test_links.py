@@ -72,3 +72,24 @@ def test_staff_removing_links_in_bulk_audits_each(client, provider, sso_settings
 
     assert not SsoLink.objects.exists()
     assert AuditEntry.objects.filter(action=AuditEntry.Action.SSO_UNLINKED).count() == len(ids)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("claimed", "given"),
+    [("ａｌｉｃｅ", "alice-2"), ("ALICE", "ALICE-2"), ("ａｌｉｃｅ\u200b", "alice-2")],
+)
+def test_a_look_alike_username_is_normalized_and_never_takes_an_existing_name(
+    claimed, given, django_user_model, settings
+):
+    from sso.config import current
+    from sso.provider import Identity
+    from sso.services import sign_in
+
+    settings.OIDC_DISCOVERY_URL = "https://idp.test/.well-known/openid-configuration"
+    settings.OIDC_CLIENT_ID = "chat"
+    local = django_user_model.objects.create_user("alice", password="pw-local-123")
+    identity = Identity("https://idp.test", f"sub-{claimed!r}", {"preferred_username": claimed})
+    user = sign_in(current(), identity)
+    assert user.pk != local.pk
+    assert user.username == given  # the same name with a suffix, never a look-alike of it
