@@ -22,6 +22,7 @@ class AuditEntry(models.Model):
         BUDGET_CHANGED = "budget.changed", _("Budget changed")
         SSO_LINKED = "sso.linked", _("Single sign-on linked")
         SSO_UNLINKED = "sso.unlinked", _("Single sign-on unlinked")
+        USER_DELETED = "user.deleted", _("User deleted")
 
     created_at = models.DateTimeField(_("when"), auto_now_add=True, db_index=True)
     # No foreign key: an entry outlives its actor (a deleted user's actions stay on record).
