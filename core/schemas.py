@@ -117,15 +117,19 @@ def _finite_float(text: str) -> float:
     return number
 
 
+class TooDeep(ValueError):
+    """JSON nested deeper than Python's parser goes (it recurses once per level)."""
+
+
 def loads(raw: str | bytes) -> Any:
     """Parse JSON text, refusing NaN, Infinity, out-of-range numbers and deep nesting.
 
-    Raises ValueError for all of them (a RecursionError becomes one).
+    Raises ValueError for all of them (TooDeep, one, for a RecursionError).
     """
     try:
         return json.loads(raw, parse_constant=_refuse_constant, parse_float=_finite_float)
     except RecursionError:
-        raise ValueError("JSON nested too deeply") from None
+        raise TooDeep("JSON nested too deeply") from None
 
 
 class ErrorBody(Schema):

@@ -11,6 +11,7 @@ is kept, and `Broken` says where.
 from __future__ import annotations
 
 import io
+import math
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -25,8 +26,10 @@ from core.errors import TooLarge
 from .errors import InvalidImport
 
 ZIP_MAGIC = b"PK\x03\x04"
-# Deeper than any export of these apps; stored JSON (parts, metadata) is held to 32 levels.
-MAX_DEPTH = 64
+# A LibreChat recursive export nests two levels per message: a linear chat of 10,000
+# messages is 20,000 deep. Readers walk trees with a stack, and stored JSON (parts,
+# metadata) is held to 32 levels, so the depth is bounded only to refuse nonsense.
+MAX_DEPTH = 20_000
 DEPTH_CHANGE = {"start_map": 1, "start_array": 1, "end_map": -1, "end_array": -1}
 # How far the parser reads ahead of the value it is on (ijson reads 64 KiB at a time).
 READ_AHEAD = 2 * 65536
@@ -132,8 +135,11 @@ def _read_json(stream: BoundedReader, max_item_bytes: int) -> Iterator[Item]:
             stream.since_value = 0
             if size > max_item_bytes:
                 raise TooLarge(f"The conversation is larger than {max_item_bytes} bytes.")
+        raw = b"".join(chunks)
         try:
-            whole = Whole(schemas.loads(b"".join(chunks)))
+            whole = Whole(schemas.loads(raw))
+        except schemas.TooDeep:
+            whole = Whole(_built_without_recursion(raw))  # a long chat's recursive tree
         except (ValueError, UnicodeDecodeError) as exc:
             raise InvalidImport(f"file: not valid JSON: {exc}"[:300]) from None
         yield whole
@@ -183,6 +189,25 @@ def _array_items(stream: BoundedReader, max_item_bytes: int) -> Iterator[Item]:
                     yield value  # a scalar where a conversation goes (not one)
     except (ijson.JSONError, UnicodeDecodeError, ValueError, RecursionError) as exc:
         yield Broken(f"not valid JSON from here on: {exc}"[:300])
+
+
+def _built_without_recursion(raw: bytes) -> Any:
+    """Build a JSON value too deep for Python's parser (it recurses per level) with ijson's
+    builder, which keeps a stack instead; refuse deeper than MAX_DEPTH, and what the strict
+    parser would (NaN, Infinity, numbers out of range)."""
+    builder = ObjectBuilder()
+    level = 0
+    try:
+        for event, value in ijson.basic_parse(io.BytesIO(raw), use_float=True):
+            level += DEPTH_CHANGE.get(event, 0)
+            if level > MAX_DEPTH:
+                raise InvalidImport(f"file: JSON nested deeper than {MAX_DEPTH} levels.")
+            if value.__class__ is float and not math.isfinite(value):
+                raise InvalidImport("file: not valid JSON: a number is out of range")
+            builder.event(event, value)
+    except (ijson.JSONError, UnicodeDecodeError, ValueError) as exc:
+        raise InvalidImport(f"file: not valid JSON: {exc}"[:300]) from None
+    return builder.value
 
 
 def _first_char(stream: BoundedReader) -> str:

@@ -284,3 +284,34 @@ def test_a_single_conversation_file_that_cannot_be_read_is_refused(api, alice, c
     assert response.status_code == 400, response.content
     assert response.json()["error"]["code"] == "invalid_import"
     assert not Conversation.objects.filter(created_by=alice).exists()
+
+
+def test_a_long_librechat_recursive_export_is_stored_whole(api):
+    # A linear chat of 700 messages as LibreChat's recursive export: 1,400 levels deep,
+    # past what Python's own JSON parser reads (it recurses once a level); written by hand,
+    # since json.dumps recurses too.
+    count = 700
+    heads = []
+    for n in range(count):
+        fields = {
+            "messageId": f"m{n}",
+            "text": f"message {n}",
+            "sender": "User" if n % 2 == 0 else "GPT-4",
+            "isCreatedByUser": n % 2 == 0,
+            "createdAt": f"2026-01-01T{n // 3600:02d}:{n // 60 % 60:02d}:{n % 60:02d}.000Z",
+        }
+        heads.append(json.dumps(fields)[:-1] + ', "children": [')
+    tree = "".join(heads) + "]}" * count
+    raw = '{"conversationId": "lc-deep", "title": "Deep", "messagesTree": [' + tree + "]}"
+    with pytest.raises(RecursionError):
+        json.loads(raw)  # the mechanism: too deep for the strict parser
+    response = api.client.post(
+        "/api/v1/conversations/import",
+        {"file": SimpleUploadedFile("deep.json", raw.encode())},
+        headers=api.headers,
+    )
+    assert response.status_code == 201, response.content
+    (conversation,) = response.json()["items"]
+    assert conversation["message_count"] == count
+    newest = messages_of(api, conversation["id"], after=count - 3)
+    assert [m["content"] for m in newest] == [f"message {n}" for n in range(count - 3, count)]
