@@ -6,6 +6,7 @@ import contextlib
 
 from django.contrib import admin, messages
 from django.db.models import QuerySet
+from django.forms.models import BaseInlineFormSet
 from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
@@ -29,8 +30,25 @@ def report_mark(message: Message) -> str:
     return format_html('<span class="reported-mark" title="{}">⚑</span>', message.flag_reason)
 
 
+INLINE_MESSAGES = 50  # a conversation's page shows its newest; the message list has them all
+
+
+class NewestMessages(BaseInlineFormSet):
+    """The conversation's newest INLINE_MESSAGES, oldest first: an imported conversation of
+    10,000 messages made a 19.5 MB page in 13 s when every message was listed."""
+
+    def get_queryset(self) -> QuerySet[Message]:
+        if not hasattr(self, "_newest"):
+            every = super().get_queryset()
+            newest = every.order_by("-sequence_number").values_list("pk", flat=True)
+            self._newest = every.filter(pk__in=list(newest[:INLINE_MESSAGES]))
+        return self._newest
+
+
 class MessageInline(admin.TabularInline):
     model = Message
+    formset = NewestMessages
+    verbose_name_plural = _("Newest messages (every message is in the Messages list)")
     fields = ("sequence_number", "role", "content", "finish_reason", "tokens_used", "reported")
     readonly_fields = fields
     ordering = ("sequence_number",)

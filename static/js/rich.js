@@ -22,6 +22,9 @@ const KATEX_OPTIONS = {
   maxSize: 100,
   maxExpand: 1000,
 };
+// A longer formula shows as source: an 8,000-term one kept the tab busy for ~10 s.
+const MAX_TEX_CHARS = 4000;
+const SLICE_MS = 40; // typesetting yields to the page this often (many formulas in a reply)
 const loaded = new Map();
 let diagrams = Promise.resolve(); // Mermaid keeps global state: one drawing at a time
 let diagramCount = 0;
@@ -98,14 +101,20 @@ async function renderMath(elements) {
     for (const el of elements) el.dataset.rich = "error"; // the TeX stays as text
     return;
   }
+  let slice = performance.now();
   for (const el of elements) {
     const tex = el.textContent;
     const displayMode = el.classList.contains("display");
     try {
+      if (tex.length > MAX_TEX_CHARS) throw new Error("too long to typeset");
       katex.render(tex, el, { ...KATEX_OPTIONS, displayMode });
       el.dataset.rich = "done";
     } catch {
       showSource(el, displayMode ? `$$${tex}$$` : `$${tex}$`);
+    }
+    if (performance.now() - slice > SLICE_MS) {
+      await new Promise((resolve) => setTimeout(resolve)); // let the page answer meanwhile
+      slice = performance.now();
     }
   }
 }
