@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Sequence
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 from langchain_core.messages import HumanMessage, SystemMessage
 
@@ -49,6 +49,8 @@ class Digest(TypedDict):
     decisions: list[str]
     next_actions: list[str]
     text: str
+    # What writing it cost (the model's, estimated when its server does not say): usage.
+    usage: NotRequired[tuple[int, int]]
 
 
 def render_digest(language: str, main: list[str], decisions: list[str], actions: list[str]) -> str:
@@ -186,4 +188,10 @@ async def summarize_conversation(
             max_tokens=DIGEST_MAX_TOKENS,
             config={"tags": [INTERNAL_TAG]},
         )
-    return parse_digest(str(reply.content), language)
+    digest = parse_digest(str(reply.content), language)
+    counted = reply.usage_metadata or {}
+    digest["usage"] = (
+        int(counted.get("input_tokens") or estimate_tokens(system + transcript)),
+        int(counted.get("output_tokens") or estimate_tokens(str(reply.content))),
+    )
+    return digest

@@ -7,12 +7,14 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
 from agent.digest import Digest, summarize_conversation
-from core.errors import Invalid, LlmUnavailable
+from core.errors import BudgetExceeded, Invalid, LlmUnavailable
 from core.llm_catalog import amodel_in_force
+from usage import services as usage_services
 
 from . import branches, events
 from .models import Conversation, Message
@@ -79,6 +81,8 @@ async def asummarize_conversation(
     messages = await sync_to_async(latest_messages)(conversation_id=conversation.id)
     if not messages:
         raise Invalid("There is nothing to summarize yet.")
+    # A summary is a model call its owner causes: refused past the budget, and counted.
+    await sync_to_async(_check_owner_budget)(conversation.created_by_id)
     try:
         text = await asummarize_for_conversation(
             messages=messages, max_words=words, conversation=conversation
@@ -87,6 +91,11 @@ async def asummarize_conversation(
         logger.warning("summary of %s failed: %s", conversation.pk, exc)
         raise LlmUnavailable("The model did not answer; nothing was changed.") from None
     return await sync_to_async(store_summary)(conversation_id=conversation.id, summary=text)
+
+
+def _check_owner_budget(owner_id: Any) -> None:
+    owner = get_user_model().objects.get(pk=owner_id)
+    usage_services.check_budget(user=owner)
 
 
 def is_past_auto_summary_thresholds(conversation: Conversation) -> bool:
@@ -129,6 +138,8 @@ async def maybe_auto_summarize(
         return None
     try:
         return await asummarize_conversation(conversation=conversation)
+    except BudgetExceeded:
+        return None  # its owner's budget is used up: no model call on their behalf
     except Exception:
         logger.exception("automatic summary of %s failed", conversation_id)
         return None
@@ -147,7 +158,16 @@ async def asummarize_digest(
         config, _instructions = await aconversation_config(conversation)
     else:
         config = build_agent_config(await amodel_in_force())
-    return await summarize_conversation(config, turns, max_words=max_words or 200)
+    digest = await summarize_conversation(config, turns, max_words=max_words or 200)
+    if conversation is not None and "usage" in digest:  # the model was called: usage
+        await sync_to_async(usage_services.record_usage)(
+            user_id=conversation.created_by_id,
+            conversation_id=conversation.pk,
+            model=config.model,
+            tokens=digest["usage"],
+            at=timezone.now(),
+        )
+    return digest
 
 
 async def asummarize_for_conversation(

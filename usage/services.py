@@ -25,20 +25,20 @@ from .models import ConversationMonth, UsageRollup
 _TABLE = UsageRollup._meta.db_table
 _UPSERT = f"""
 INSERT INTO {_TABLE} (day, user_id, model, conversation_id, input_tokens, output_tokens, replies)
-VALUES (%s, %s, %s, %s, %s, %s, 1)
+VALUES (%s, %s, %s, %s, %s, %s, %s)
 ON CONFLICT (day, user_id, model, conversation_id) DO UPDATE SET
   input_tokens = {_TABLE}.input_tokens + EXCLUDED.input_tokens,
   output_tokens = {_TABLE}.output_tokens + EXCLUDED.output_tokens,
-  replies = {_TABLE}.replies + 1
+  replies = {_TABLE}.replies + EXCLUDED.replies
 """
 _MONTHS = ConversationMonth._meta.db_table
 _UPSERT_MONTH = f"""
 INSERT INTO {_MONTHS} (month, user_id, conversation_id, input_tokens, output_tokens, replies)
-VALUES (%s, %s, %s, %s, %s, 1)
+VALUES (%s, %s, %s, %s, %s, %s)
 ON CONFLICT (month, user_id, conversation_id) DO UPDATE SET
   input_tokens = {_MONTHS}.input_tokens + EXCLUDED.input_tokens,
   output_tokens = {_MONTHS}.output_tokens + EXCLUDED.output_tokens,
-  replies = {_MONTHS}.replies + 1
+  replies = {_MONTHS}.replies + EXCLUDED.replies
 """
 
 
@@ -61,18 +61,35 @@ def record_reply(
     reply's, which was counted when it was stored.
     """
     input_tokens, output_tokens = reply_tokens(metadata)
+    record_usage(
+        user_id=user_id,
+        conversation_id=conversation_id,
+        model=model,
+        tokens=(input_tokens, output_tokens),
+        at=at,
+        replies=1,
+    )
+
+
+def record_usage(
+    *,
+    user_id: Any,
+    conversation_id: Any,
+    model: str,
+    tokens: tuple[int, int],
+    at: datetime,
+    replies: int = 0,
+) -> None:
+    """Add (input, output) tokens a user caused to their rollup: a reply's (`replies=1`),
+    or a model call besides one (a summary they asked for: `replies=0`)."""
+    input_tokens, output_tokens = (max(0, int(n)) for n in tokens)
     day = (at.astimezone(UTC) if timezone.is_aware(at) else at).date()
     # On the default database (SQLite) every reply failed to store when a UUID went as is.
     conversation_id = rows.param(UsageRollup, "conversation_id", conversation_id)
+    row = [user_id, conversation_id, input_tokens, output_tokens, replies]
     with connection.cursor() as cursor:
-        cursor.execute(
-            _UPSERT,
-            [day, user_id, model or "", conversation_id, input_tokens, output_tokens],
-        )
-        cursor.execute(
-            _UPSERT_MONTH,
-            [day.replace(day=1), user_id, conversation_id, input_tokens, output_tokens],
-        )
+        cursor.execute(_UPSERT, [day, row[0], model or "", *row[1:]])
+        cursor.execute(_UPSERT_MONTH, [day.replace(day=1), *row])
 
 
 def check_budget(*, user: Any, now: datetime | None = None) -> None:

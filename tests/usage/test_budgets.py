@@ -145,3 +145,21 @@ async def test_a_group_budget_and_a_users_own_budget_apply(model, alice, bob, se
     settings.CHAT_MONTHLY_TOKEN_BUDGET = 3
     assert await set_budgets(group_tokens=[], own=None) == (3, 3)
     assert await send() == 429
+
+
+async def test_a_summary_is_counted_and_refused_past_the_budget(model, alice, settings):
+    conversation = await new_conversation(user=alice)
+    spent = await spend(alice, conversation)
+    api = await api_for(alice)
+    summarized = await api.post(f"/conversations/{conversation.pk}/summarize")
+    assert summarized.status_code == 200, summarized.content
+    after_summary = await used(alice)
+    assert after_summary > spent  # the summary's model call is the user's usage
+    settings.CHAT_MONTHLY_TOKEN_BUDGET = after_summary  # used up exactly
+    asked = len(model.requests)
+    for _ in range(3):
+        refused = await api.post(f"/conversations/{conversation.pk}/summarize")
+        assert refused.status_code == 429, refused.content
+        assert refused.json()["error"]["code"] == "budget_exceeded"
+    assert len(model.requests) == asked  # no model call on their behalf
+    assert await used(alice) == after_summary
