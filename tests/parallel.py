@@ -14,7 +14,9 @@ share one cluster (three Daphnes behind HAProxy), so they go to one worker toget
 
 from __future__ import annotations
 
+import itertools
 import os
+import socket
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -64,6 +66,29 @@ def isolate_this_process() -> None:
             raise RuntimeError(f"at most {MAX_WORKERS} workers: each needs a Redis database")
         db = FIRST_WORKER_REDIS_DB + number
         os.environ["REDIS_URL"] = urlsplit(redis_url)._replace(path=f"/{db}").geturl()
+
+
+# Ports for servers the tests start, a band per process below the kernel's ephemeral range
+# (32768+), from which bind(0) hands out ports: asked for twice in a row, bind(0) could
+# answer the same port before the first server had bound it (two Daphnes on one port).
+PORT_BASE, PORT_BAND = 20_000, 1_500
+_ports = itertools.count()
+
+
+def free_port() -> int:
+    """Return a port no server listens on, never the same twice in this process, and never
+    one another worker's band holds."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    band = PORT_BASE + (int(worker.removeprefix("gw")) + 1 if worker else 0) * PORT_BAND
+    for _ in range(PORT_BAND):
+        port = band + next(_ports) % PORT_BAND
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        return port
+    raise RuntimeError("no free port in this worker's band")
 
 
 def check_browser_tests(items: list) -> None:

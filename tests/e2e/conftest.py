@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -15,6 +14,7 @@ from django.conf import settings
 from django.test import Client
 
 from tests.conftest import database_url_for_subprocesses, require_service
+from tests.parallel import free_port
 from tests.support.daphne import stop, wait_for_port
 from tests.support.fake_openai import FakeOpenAI
 
@@ -36,10 +36,7 @@ SCREENSHOTS = ROOT / "docs" / "screenshots"
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+_free_port = free_port
 
 
 @contextmanager

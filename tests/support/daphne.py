@@ -11,13 +11,10 @@ from pathlib import Path
 
 from django.conf import settings
 
+from tests.parallel import free_port  # one source of ports for every server the tests start
+
+__all__ = ["database_url", "free_port", "start_daphnes", "stop", "wait_for_port"]
 BASE_DIR = Path(settings.BASE_DIR)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def database_url() -> str:
