@@ -132,18 +132,25 @@ def export_file_schema() -> dict[str, Any]:
     return inline(schema)
 
 
-def _with_attachment_notes(row: ExportedMessage) -> dict[str, Any]:
-    """The row's metadata, noting the files it was sent with (their bytes are not here)."""
+def _with_notes(row: ExportedMessage, more: list[str]) -> dict[str, Any]:
+    """The row's metadata, noting the files it was sent with (their bytes are not here) and
+    `more` (what the conversation could not keep as it was)."""
     metadata = dict(row.metadata or {})
-    if not row.attachments:
+    added = [f"attachment {a.name} ({a.content_type}) not in the file" for a in row.attachments]
+    added += more
+    if not added:
         return metadata
     note = metadata.get("import")
     note = dict(note) if isinstance(note, dict) else {}
     notes = note.get("notes")
     notes = list(notes) if isinstance(notes, list) else []
-    notes += [f"attachment {a.name} ({a.content_type}) not in the file" for a in row.attachments]
-    metadata["import"] = {**note, "notes": notes}
+    metadata["import"] = {**note, "notes": notes + added}
     return metadata
+
+
+def _model_note(model: str) -> str:
+    """Say which model made an imported conversation this site does not offer."""
+    return f"made with {model}; answered here by the default model"
 
 
 def _with_token_mark(metadata: dict[str, Any], estimated: bool) -> dict[str, Any]:
@@ -164,6 +171,8 @@ def store_conversation(*, user: Any, export: ExportFile) -> Conversation:
     """Create the user's conversation from a validated export (in the caller's transaction)."""
     header = export.conversation
     rows = sorted(export.messages, key=lambda m: m.sequence_number)
+    offered = bool(header.model) and find_model(header.model) is not None
+    lost = [] if offered or not header.model else [_model_note(header.model)]
     conversation = Conversation.objects.create(
         created_by=user,
         status=Conversation.Status.SUMMARIZED if header.summary else Conversation.Status.ACTIVE,
@@ -173,8 +182,8 @@ def store_conversation(*, user: Any, export: ExportFile) -> Conversation:
         summary=header.summary or "",
         summary_at=header.summary_at,
         # A model this site does not offer falls back to the default, as for a model
-        # taken off the list later.
-        model=header.model if header.model and find_model(header.model) else "",
+        # taken off the list later; the first message's notes keep its name.
+        model=header.model if offered else "",
         system_prompt=header.system_prompt or "",
         temperature=header.temperature,
         pinned=bool(header.pinned),
@@ -215,7 +224,10 @@ def store_conversation(*, user: Any, export: ExportFile) -> Conversation:
                 model=row.model or "",
                 tokens_used=tokens[start + offset],
                 finish_reason=row.finish_reason or "",
-                metadata=_with_token_mark(_with_attachment_notes(row), estimated[start + offset]),
+                metadata=_with_token_mark(
+                    _with_notes(row, lost if start + offset == 0 else []),
+                    estimated[start + offset],
+                ),
                 # Numbered 1..n in the file's order.
                 sequence_number=start + offset + 1,
                 created_by=user if row.role == Message.Role.USER else None,

@@ -82,6 +82,11 @@ def test_a_model_this_site_does_not_offer_falls_back_and_the_rest_is_kept(api, s
     (conversation,) = imported(api, "librechat_tree_options.json")["items"]
     assert conversation["model"] == ""  # the site's default
     assert conversation["temperature"] == 0.3 and conversation["system_prompt"]
+    # …and the first message says which model made it.
+    first = messages_of(api, conversation["id"], branch="all")[0]
+    assert "made with gpt-4o; answered here by the default model" in (
+        first["metadata"]["import"]["notes"]
+    )
 
 
 def test_one_damaged_chatgpt_conversation_is_listed_and_the_others_imported(api, alice):
@@ -251,6 +256,7 @@ def test_settings_out_of_range_are_noted_and_never_cost_the_conversation(api):
     assert first["metadata"]["import"]["notes"] == [
         "the instructions were cut to 8000 characters",
         "the temperature hot was not kept (0 to 2)",
+        "made with gpt-4o; answered here by the default model",  # the offline model here
     ]
 
 
