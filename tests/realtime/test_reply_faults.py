@@ -230,19 +230,24 @@ def test_concurrent_deletes_of_different_messages_leave_true_counters(alice, req
 async def test_the_rate_limit_is_a_sliding_window_across_the_boundary(alice, settings):
     """Fixed one-second slots would allow 3 just before the boundary and 3 just after."""
     settings.CHAT_RATE_LIMIT = "3/s"
-    now = time.time()
-    await asyncio.sleep(1 - (now % 1) - 0.25 if now % 1 < 0.75 else 2 - (now % 1) - 0.25)
-    boundary = float(int(time.time()) + 1)  # the next one-second slot begins here
-    for _ in range(3):
-        await acheck_rate(user_id=alice.pk)
-    last = time.time()
-    # Just past the boundary, however long the three took on a loaded machine.
-    await asyncio.sleep(max(0.0, boundary - time.time()) + 0.05)
-    assert time.time() - last < 0.9, "the machine was too slow to cross the boundary in time"
+    for _attempt in range(5):
+        now = time.time()
+        await asyncio.sleep(1 - (now % 1) - 0.25 if now % 1 < 0.75 else 2 - (now % 1) - 0.25)
+        boundary = float(int(time.time()) + 1)  # the next one-second slot begins here
+        first = time.time()
+        for _ in range(3):
+            await acheck_rate(user_id=alice.pk)
+        await asyncio.sleep(max(0.0, boundary - time.time()) + 0.05)
+        if time.time() - first < 0.9:
+            break  # past the boundary, all three still within the last second
+        # A loaded machine took too long: the premise did not hold. Let the window clear.
+        await asyncio.sleep(1.1)
+    else:
+        pytest.fail("the machine was too slow to cross the boundary within the window")
     with pytest.raises(RateLimited) as limited:
         await acheck_rate(user_id=alice.pk)
     assert limited.value.retry_after >= 1
-    await asyncio.sleep(max(0.0, last + 1.05 - time.time()))  # a whole second after the three
+    await asyncio.sleep(max(0.0, first + 1.05 - time.time()))  # a second after the first
     await acheck_rate(user_id=alice.pk)
 
 
