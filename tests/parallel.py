@@ -1,7 +1,7 @@
 """Running the suite on several processes (pytest-xdist): isolation and scheduling.
 
-`bin/test` runs one worker per core and a few more (`-n`), since much of the suite waits on
-servers it started (Daphne, the fake model, Chromium). Each worker gets its own test
+`bin/test` runs one worker per core (`-n`); much of the suite waits on servers it started
+(Daphne, the fake model, Chromium), so two workers on two cores nearly halve the time. Each worker gets its own test
 database (pytest-django names it after the worker), its own Redis database (so its own
 channel-layer prefix) and its own var/ directory (`isolate_this_process`).
 
