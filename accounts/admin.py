@@ -3,26 +3,9 @@
 from __future__ import annotations
 
 from django.contrib import admin
-from django.contrib.auth import get_user_model
-from django.contrib.auth.admin import UserAdmin
 from django.http import HttpRequest
 
-from .deletion import delete_users
 from .models import ApiToken
-
-User = get_user_model()
-admin.site.unregister(User)
-
-
-@admin.register(User)
-class AuditedUserAdmin(UserAdmin):
-    """Django's user admin, its deletes audited with what went with each user."""
-
-    def delete_model(self, request: HttpRequest, obj) -> None:
-        delete_users(staff=request.user, users=[obj])
-
-    def delete_queryset(self, request: HttpRequest, queryset) -> None:
-        delete_users(staff=request.user, users=list(queryset))
 
 
 @admin.register(ApiToken)

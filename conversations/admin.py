@@ -5,6 +5,8 @@ from __future__ import annotations
 import contextlib
 
 from django.contrib import admin, messages
+from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import UserAdmin
 from django.db.models import QuerySet
 from django.forms.models import BaseInlineFormSet
 from django.http import HttpRequest
@@ -294,3 +296,20 @@ class ShareAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
+
+
+# Users: Django's admin, with deletes audited (moderation.delete_users) — here, where the
+# conversations, documents and memories that go with a user are known.
+User = get_user_model()
+admin.site.unregister(User)
+
+
+@admin.register(User)
+class AuditedUserAdmin(UserAdmin):
+    """Django's user admin, its deletes audited with what went with each user."""
+
+    def delete_model(self, request: HttpRequest, obj) -> None:
+        moderation.delete_users(staff=request.user, users=[obj])
+
+    def delete_queryset(self, request: HttpRequest, queryset) -> None:
+        moderation.delete_users(staff=request.user, users=list(queryset))

@@ -8,6 +8,7 @@ admin's (staff with the model's permissions).
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -22,6 +23,8 @@ from audit.models import AuditEntry
 from audit.services import record
 from core.errors import NotFound
 from core.ids import parse_uuid
+from knowledge.models import Document
+from memories.services import delete_memory, list_memories
 
 from . import branches, services
 from .models import Conversation, Message
@@ -177,3 +180,36 @@ def delete_conversation(*, staff: Any, conversation: Conversation) -> None:
         detail=detail,
     )
     services.delete_conversation(conversation=conversation)
+
+
+@transaction.atomic
+def delete_users(*, staff: Any, users: Iterable[Any]) -> int:
+    """Delete `users` (staff in the admin), each with one `user.deleted` audit entry naming
+    what went with them; return how many.
+
+    A user's conversations go as a person deleting them would (their sockets told, their
+    agent threads dropped: `services.delete_conversation`); their memories, kept in the
+    LangGraph store, are deleted one by one; the rest of their rows (documents, tokens,
+    presets, usage) cascade with the user.
+    """
+    deleted = 0
+    for user in users:
+        conversations = list(Conversation.objects.filter(created_by=user))
+        memories = list_memories(user_id=user.pk)
+        detail = {
+            "username": user.get_username(),
+            "email": user.email,
+            "was_staff": bool(user.is_staff),
+            "conversations": len(conversations),
+            "messages": Message.objects.filter(conversation__created_by=user).count(),
+            "documents": Document.objects.filter(owner=user).count(),
+            "memories": len(memories),
+        }
+        record(actor=staff, action=AuditEntry.Action.USER_DELETED, target=user, detail=detail)
+        for conversation in conversations:
+            services.delete_conversation(conversation=conversation)
+        for memory in memories:
+            delete_memory(user_id=user.pk, memory_id=memory["id"])
+        user.delete()
+        deleted += 1
+    return deleted
