@@ -1,9 +1,10 @@
 """Running the suite on several processes (pytest-xdist): isolation and scheduling.
 
 `bin/test` runs one worker per core (`-n`); much of the suite waits on servers it started
-(Daphne, the fake model, Chromium), so two workers on two cores nearly halve the time. Each worker gets its own test
-database (pytest-django names it after the worker), its own Redis database (so its own
-channel-layer prefix) and its own var/ directory (`isolate_this_process`).
+(Daphne, the fake model, Chromium), so two workers on two cores nearly halve the time.
+Each worker gets its own test database (pytest-django names it after the worker), its own
+Redis database (so its own channel-layer prefix) and its own var/ directory
+(`isolate_this_process`).
 
 Tests are handed out a module at a time (a module's fixtures, such as a fake model server
 or a Daphne, start once), the slowest modules first so that no worker is left with a long

@@ -63,9 +63,11 @@ def route_by_rules(text: str, has_documents: bool) -> tuple[Route, str] | None:
 async def route_by_llm(context: AgentContext, text: str) -> tuple[Route | None, str, Any]:
     """Ask the model for a structured routing decision: (route, its reason, raw reply), or
     (None, why not: "router_failed" | "router_undecided", raw reply)."""
-    router = bounded(context.llm, ROUTER_MAX_TOKENS).with_structured_output(
-        RouteDecision, method="function_calling", include_raw=True
-    ).with_config(tags=INTERNAL_TAGS, run_name="router")
+    router = (
+        bounded(context.llm, ROUTER_MAX_TOKENS)
+        .with_structured_output(RouteDecision, method="function_calling", include_raw=True)
+        .with_config(tags=INTERNAL_TAGS, run_name="router")
+    )
     try:
         # Its whole answer is a few tokens: a server silent this long is not waited out
         # (the agent's own call then reports the outage).

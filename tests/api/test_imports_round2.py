@@ -84,8 +84,9 @@ def test_a_model_this_site_does_not_offer_falls_back_and_the_rest_is_kept(api, s
     assert conversation["temperature"] == 0.3 and conversation["system_prompt"]
     # …and the first message says which model made it.
     first = messages_of(api, conversation["id"], branch="all")[0]
-    assert "made with gpt-4o; answered here by the default model" in (
-        first["metadata"]["import"]["notes"]
+    assert (
+        "made with gpt-4o; answered here by the default model"
+        in (first["metadata"]["import"]["notes"])
     )
 
 
