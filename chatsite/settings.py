@@ -294,6 +294,9 @@ CHAT_RATE_LIMIT = os.environ.get("CHAT_RATE_LIMIT", "30/m")
 # Tokens (input + output of the replies) a user may use per calendar month (UTC); 0: no
 # limit. Staff set per-user and per-group budgets in the admin (usage/budgets.py).
 CHAT_MONTHLY_TOKEN_BUDGET = int(os.environ.get("CHAT_MONTHLY_TOKEN_BUDGET", 0))
+# While a reply runs under a budget it holds its prompt (the last turn's tokens and the new
+# message) plus this many tokens for its answer, so parallel sends cannot overshoot.
+CHAT_BUDGET_RESERVE_TOKENS = int(os.environ.get("CHAT_BUDGET_RESERVE_TOKENS", 1024))
 # Message searches per user (GET /search/messages, the list page's search): each reads
 # every matching message, so a script cannot search in a loop.
 CHAT_SEARCH_RATE_LIMIT = os.environ.get("CHAT_SEARCH_RATE_LIMIT", "60/m")

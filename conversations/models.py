@@ -284,6 +284,9 @@ class ReplyRun(models.Model):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.RUNNING)
     owner = models.CharField(max_length=100, blank=True)  # the process that runs it
     heartbeat_at = models.DateTimeField()
+    # Tokens held against its owner's monthly budget while it runs (0 without a budget):
+    # counted by every other claim until the reply is stored with its real usage.
+    reserved_tokens = models.PositiveIntegerField(default=0)
     started_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.db import connection
-from django.db.models import Q, QuerySet, TextField
+from django.db.models import Q, QuerySet, Sum, TextField
 from django.db.models.functions import Cast
 from django.db.models.lookups import Contains
 
@@ -160,6 +160,12 @@ def socket_access(*, user: Any, conversation_id: Any, stale_before: datetime) ->
 # The one thread-sensitive thread, as the socket's other calls before it (db_async's pool
 # made a burst of sockets wait behind the replies' claims: issue 37).
 asocket_access = sync_to_async(socket_access)
+
+
+def held_by_running_replies(user: Any) -> int:
+    """Return the tokens the user's replies still running hold against their budget."""
+    running = ReplyRun.objects.filter(status=ReplyRun.Status.RUNNING, conversation__created_by=user)
+    return int(running.aggregate(n=Sum("reserved_tokens"))["n"] or 0)
 
 
 def get_message_for_user(*, user: Any, message_id: Any) -> Message:

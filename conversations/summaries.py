@@ -16,7 +16,7 @@ from core.errors import BudgetExceeded, Invalid, LlmUnavailable
 from core.llm_catalog import amodel_in_force
 from usage import services as usage_services
 
-from . import branches, events
+from . import branches, events, selectors
 from .models import Conversation, Message
 from .services import lock_conversation
 from .turns import aconversation_config, build_agent_config
@@ -93,9 +93,12 @@ async def asummarize_conversation(
     return await sync_to_async(store_summary)(conversation_id=conversation.id, summary=text)
 
 
+@transaction.atomic
 def _check_owner_budget(owner_id: Any) -> None:
     owner = get_user_model().objects.get(pk=owner_id)
-    usage_services.check_budget(user=owner)
+    usage_services.check_budget(
+        user=owner, reserved=lambda: selectors.held_by_running_replies(owner)
+    )
 
 
 def is_past_auto_summary_thresholds(conversation: Conversation) -> bool:

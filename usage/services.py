@@ -8,9 +8,11 @@ runs in the claim's transaction, before the ask stores anything.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.db import connection
 from django.utils import timezone
 from django.utils.formats import date_format, number_format
@@ -21,6 +23,10 @@ from core.errors import BudgetExceeded
 
 from .budgets import budget_limit, budget_state
 from .models import ConversationMonth, UsageRollup
+
+# Seconds to wait when the budget's rest is held by running replies (they take seconds to
+# a minute; the month's reset is not the time to come back).
+RESERVED_RETRY_AFTER = 10
 
 _TABLE = UsageRollup._meta.db_table
 _UPSERT = f"""
@@ -92,19 +98,41 @@ def record_usage(
         cursor.execute(_UPSERT_MONTH, [day.replace(day=1), *row])
 
 
-def check_budget(*, user: Any, now: datetime | None = None) -> None:
-    """Refuse to start a model turn for `user` when this month's budget is used up.
+def check_budget(
+    *, user: Any, now: datetime | None = None, reserved: Callable[[], int] | None = None
+) -> bool:
+    """Refuse to start a model turn for `user` when this month's budget is used up; say
+    whether a budget applies to them (False: no limit, nothing was read or locked).
 
-    Raises BudgetExceeded (nothing is stored: it runs before the claim writes). A reply
-    already running is never cut: only the start of a turn is checked.
+    `reserved()`: the tokens the user's replies still running hold (their reservations);
+    they count as used, so parallel sends cannot all pass on the same room. Under a budget
+    the user's row is locked until the caller's transaction ends (call it inside the one
+    that stores the turn's reservation): two claims check one after the other, each seeing
+    the other's reservation.
+
+    Raises BudgetExceeded (the caller's transaction then stores nothing). A reply already
+    running is never cut: only the start of a turn is checked.
     """
     if budget_limit(user) is None:
-        return  # most sites: no budget, so this month's usage is not summed at every claim
+        return False  # most sites: no budget, so this month's usage is not summed at every claim
     now = now or timezone.now()
+    list(get_user_model().objects.select_for_update().filter(pk=user.pk).values_list("pk"))
     state = budget_state(user, now=now)
-    if not state.exceeded:
-        return
-    assert state.limit is not None
+    held = reserved() if reserved is not None else 0
+    if state.limit is None or state.used + held < state.limit:
+        return True
+    if state.used < state.limit:  # the rest is held by replies still being written
+        raise BudgetExceeded(
+            _(
+                "Your replies still being written hold the rest of this month's token "
+                "budget (%(used)s of %(limit)s tokens used). Try again when they finish."
+            )
+            % {
+                "used": number_format(state.used, force_grouping=True),
+                "limit": number_format(state.limit, force_grouping=True),
+            },
+            retry_after=RESERVED_RETRY_AFTER,
+        )
     raise BudgetExceeded(
         _(
             "You have used this month's token budget (%(used)s of %(limit)s tokens). "

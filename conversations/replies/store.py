@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -124,7 +125,6 @@ def claim_reply(
     running = running_run(conversation_id=conversation.pk)
     if running is not None:
         raise Busy(running)
-    usage.check_budget(user=user)  # every ask starts a turn here, before anything is stored
     continues = target if ask.kind == "continue" else None
     if ask.kind in ("send", "edit"):
         question = services.insert_message(
@@ -149,6 +149,9 @@ def claim_reply(
         # The branch being answered is shown while the new version streams.
         conversation.current_message = question
         conversation.save(update_fields=["current_message", "updated_at"])
+    resume_after = continues or (question.parent if question.parent_id else None)
+    # Every ask starts a turn here; refused, the transaction stores nothing of it.
+    budgeted = usage.check_budget(user=user, reserved=lambda: selectors.held_by_running_replies(user))
     run = rows.insert(
         ReplyRun(
             id=run_id,
@@ -156,9 +159,9 @@ def claim_reply(
             reply_to=question,
             owner=owner,
             heartbeat_at=timezone.now(),
+            reserved_tokens=_reservation(question, resume_after) if budgeted else 0,
         )
     )
-    resume_after = continues or (question.parent if question.parent_id else None)
     return Claim(conversation, question, True, run, None, resume_after, continues)
 
 
@@ -187,6 +190,17 @@ def claim_first_reply(
         owner=owner,
         sensitive=sensitive,
     )
+
+
+def _reservation(question: Message, memory_end: Message | None) -> int:
+    """Return the tokens a reply to `question` holds against its owner's budget while it
+    runs: the last turn's prompt and answer (where its memory ends), the question (at most
+    a token per two characters) and CHAT_BUDGET_RESERVE_TOKENS for its answer. Stored, the
+    reply counts what it really used instead."""
+    last_turn = 0
+    if memory_end is not None and memory_end.role == Message.Role.ASSISTANT:
+        last_turn = sum(usage.reply_tokens(memory_end.metadata))
+    return last_turn + len(question.content) // 2 + settings.CHAT_BUDGET_RESERVE_TOKENS
 
 
 def _target(conversation: Conversation, ask: Ask) -> Message | None:

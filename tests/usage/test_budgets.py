@@ -6,17 +6,27 @@ wins over the site's."""
 
 from __future__ import annotations
 
+import asyncio
+import threading
+import uuid
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
-from asgiref.sync import sync_to_async
+from asgiref.sync import async_to_sync, sync_to_async
 from django.contrib.auth.models import Group
+from django.db import connections
 
-from conversations import services
+from conversations import selectors, services
 from conversations.models import Conversation, Message, ReplyRun
+from conversations.replies import store
+from conversations.replies.ask import Ask
+from core.errors import BudgetExceeded
 from tests.realtime.conftest import connected, make_token, receive_until
+from tests.support.openai_replies import Reply
 from tests.support.turns import ask
 from usage import budgets
+from usage import services as usage_services
 from usage.models import Budget, UsageRollup
 
 from .conftest import api_for
@@ -163,3 +173,131 @@ async def test_a_summary_is_counted_and_refused_past_the_budget(model, alice, se
         assert refused.json()["error"]["code"] == "budget_exceeded"
     assert len(model.requests) == asked  # no model call on their behalf
     assert await used(alice) == after_summary
+
+
+@sync_to_async
+def seed_usage(user, tokens: int) -> None:
+    """Record `tokens` the user already used this month (an earlier reply's)."""
+    conversation = services.create_conversation(user=user, title="earlier")
+    usage_services.record_usage(
+        user_id=user.pk,
+        conversation_id=conversation.pk,
+        model="fake-model",
+        tokens=(tokens, 0),
+        at=datetime.now(UTC),
+        replies=1,
+    )
+
+
+@sync_to_async
+def reservations(user) -> list[tuple[str, int]]:
+    """Each of the user's runs: its status and the tokens it held while it ran."""
+    runs = ReplyRun.objects.filter(conversation__created_by=user).order_by("started_at")
+    return list(runs.values_list("status", "reserved_tokens"))
+
+
+async def test_twelve_sends_at_once_with_room_for_one_reply_accept_at_most_two(
+    model, alice, settings
+):
+    settings.CHAT_MONTHLY_TOKEN_BUDGET = 3_000
+    await seed_usage(alice, 2_900)  # room for one short reply
+    conversations = [await new_conversation(user=alice) for _ in range(12)]
+    answering = asyncio.Event()
+
+    def slow(body):  # every reply still runs while the other sends are claimed
+        answering.set()
+        return Reply(text="A short answer about the sea.", delay=1.5)
+
+    model.responder = slow
+    api = await api_for(alice)
+
+    async def send(conversation) -> Any:
+        return await api.post(f"/conversations/{conversation.pk}/messages", {"content": "Hi!"})
+
+    async def held_while_running() -> int:
+        await answering.wait()
+        return await sync_to_async(selectors.held_by_running_replies)(alice)
+
+    *responses, held = await asyncio.gather(*map(send, conversations), held_while_running())
+    accepted = [r for r in responses if r.status_code == 201]
+    refused = [r for r in responses if r.status_code == 429]
+    assert 1 <= len(accepted) <= 2 and len(accepted) + len(refused) == 12, [
+        r.status_code for r in responses
+    ]
+    for response in refused:
+        error = response.json()["error"]
+        assert error["code"] == "budget_exceeded"
+        assert "still being written" in error["message"] or "(UTC)" in error["message"]
+    # The mechanism: each accepted reply held a reservation while it ran (the prompt and
+    # room for its answer), and once stored holds nothing: its real usage counts instead.
+    assert held >= settings.CHAT_BUDGET_RESERVE_TOKENS
+    runs = await reservations(alice)
+    assert len(runs) == len(accepted)
+    assert all(status == "finished" and tokens > 1_000 for status, tokens in runs)
+    assert await sync_to_async(selectors.held_by_running_replies)(alice) == 0
+    assert await used(alice) > 2_900
+
+
+async def test_a_reservation_refusal_says_to_wait_and_ends_when_the_reply_is_stored(
+    model, alice, settings
+):
+    settings.CHAT_MONTHLY_TOKEN_BUDGET = 3_000
+    await seed_usage(alice, 2_000)  # room for one reply's reservation, not two
+    first, second = await new_conversation(user=alice), await new_conversation(user=alice)
+    asked, gate = threading.Event(), threading.Event()
+
+    def held_reply(body):
+        asked.set()
+        gate.wait(10)
+        return "A short answer."
+
+    model.responder = held_reply
+    api = await api_for(alice)
+    running = asyncio.ensure_future(
+        api.post(f"/conversations/{first.pk}/messages", {"content": "Tell me"})
+    )
+    assert await asyncio.to_thread(asked.wait, 10)  # claimed: its reservation is committed
+    refused = await api.post(f"/conversations/{second.pk}/messages", {"content": "And you?"})
+    assert refused.status_code == 429
+    assert "still being written" in refused.json()["error"]["message"]
+    assert 1 <= int(refused["Retry-After"]) <= 60  # not the month's reset
+    gate.set()
+    assert (await running).status_code == 201
+    again = await api.post(f"/conversations/{second.pk}/messages", {"content": "And you?"})
+    assert again.status_code == 201, again.content
+
+
+def test_claims_in_parallel_threads_see_each_others_reservations(alice, settings, require_postgres):
+    """Claims on different conversations lock nothing in common but the user: without the
+    lock each would check the budget before the others' reservations were committed."""
+    settings.CHAT_MONTHLY_TOKEN_BUDGET = 3_000
+    async_to_sync(seed_usage)(alice, 2_900)
+    conversations = [services.create_conversation(user=alice) for _ in range(6)]
+    barrier = threading.Barrier(len(conversations))
+    outcomes: list[Any] = [None] * len(conversations)
+
+    def claim(n: int) -> None:
+        try:
+            barrier.wait()
+            store.claim_reply(
+                user=alice,
+                conversation_id=conversations[n].pk,
+                ask=Ask.send("Hello"),
+                run_id=uuid.uuid4(),
+                owner="test",
+            )
+            outcomes[n] = "claimed"
+        except BudgetExceeded:
+            outcomes[n] = "refused"
+        except BaseException as exc:  # surfaced by the assertion
+            outcomes[n] = exc
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=claim, args=(n,)) for n in range(len(conversations))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(map(str, outcomes)) == ["claimed"] + ["refused"] * 5
+    assert selectors.held_by_running_replies(alice) >= settings.CHAT_BUDGET_RESERVE_TOKENS
