@@ -81,7 +81,9 @@ async def _ask(base_url: str, api_key: str | None, model: str) -> int | None:
         for ask in (_llamacpp_props, _model_listing, _ollama_show):
             try:
                 window = await ask(client, base_url.rstrip("/"), root, model)
-            except (httpx.HTTPError, ValueError, TypeError, AttributeError) as exc:
+            # Any answer that is not what that server says (a proxy's own JSON, a listing
+            # without `data`) only means "not told": a reply never fails for it.
+            except (httpx.HTTPError, ValueError, TypeError, AttributeError, LookupError) as exc:
                 logger.debug("%s: no window from %s: %s", model, ask.__name__, exc)
                 continue
             if isinstance(window, int) and window > 0:

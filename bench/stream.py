@@ -154,6 +154,11 @@ def pct(values: list[float], q: float) -> float:
     return round(values[min(len(values) - 1, int(q * len(values)))] * 1000, 1)
 
 
+def _failed(end: dict) -> bool:
+    """Say whether a chat ended in an `error` frame or a reply stored as failed."""
+    return end["type"] == "error" or end.get("finish_reason") == "error"
+
+
 async def one_stream(url: str, headers: dict, content: str, ready: asyncio.Event) -> dict:
     """Send one message and record every token chunk until the run is finished."""
     async with websockets.connect(url, additional_headers=headers, max_size=None) as ws:
@@ -283,7 +288,7 @@ async def steady(
             delivered += len(WORD.findall(chat["text"]))
     return {
         "chats": users * per,
-        "completed": sum(1 for c in chats if c["contiguous"] and c["end"]["type"] != "error"),
+        "completed": sum(1 for c in chats if c["contiguous"] and not _failed(c["end"])),
         "tokens_rate": rate,
         "tokens_delivered": delivered,
         "tokens_lost": users * per * tokens - delivered,

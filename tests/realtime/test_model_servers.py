@@ -292,6 +292,25 @@ async def test_a_window_the_server_tells_is_learned_and_no_request_goes_past_it(
     assert last.metadata["context"]["window"] == window
 
 
+@pytest.mark.parametrize("answer", [b'{"status": "ok"}', b"[]", b'{"model_info": {}}'])
+async def test_a_server_that_answers_the_window_questions_with_other_json_still_replies(
+    settings, alice, monkeypatch, answer
+):
+    """Learning the window is optional: an answer of another shape means "not told"."""
+    from tests.support.dialects import Dialect
+
+    monkeypatch.setattr(Dialect, "props", lambda self, model, window: (200, answer))
+    monkeypatch.setattr(Dialect, "show", lambda self, model, window, num_ctx: (200, answer))
+    with FakeOpenAI(dialect="llamacpp") as server:
+        use(settings, server)
+        token, conversation = await make_token(alice), await make_conversation(alice)
+        frames = await ask(conversation.id, token, "Hello there")
+    # The questions were asked and answered (200, another shape).
+    assert {"GET /props", "POST /api/show"} <= set(server.info_requests)
+    assert frames[-1]["finish_reason"] == "end_turn", steps(frames)
+    assert frames[-1]["message"]["content"]
+
+
 @pytest.mark.parametrize("dialect", ["llama-cpp-python", "llamacpp-no-props", "vllm-0.10"])
 async def test_a_prompt_refused_as_too_long_is_fitted_sent_again_and_the_window_kept(
     settings, alice, dialect, monkeypatch
