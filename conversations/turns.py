@@ -249,6 +249,7 @@ async def astart_turn(
             await _atools_on(
                 preset.tools if conversation.tools is None else conversation.tools,
                 owner.tools_enabled,
+                owner=owner_id,
             )
         ),
     )
@@ -260,12 +261,12 @@ async def astart_turn(
     )
 
 
-async def _atools_on(conversation_tools: Any, owner_tools: Any) -> list[BaseTool]:
+async def _atools_on(conversation_tools: Any, owner_tools: Any, *, owner: Any) -> list[BaseTool]:
     """Return the tools switched on for a conversation (toolbox.catalog decides which)."""
     ids = catalog.enabled_ids(conversation_tools=conversation_tools, user_tools=owner_tools)
     if not ids:
         return []  # most turns: no database call at all
-    return catalog.build_tools(ids, await _alist_servers())
+    return catalog.build_tools(ids, await _alist_servers(), owner=str(owner))
 
 
 _alist_servers = db_async(list_servers, close_serial=False)

@@ -18,6 +18,7 @@ from typing import Annotated, Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 from langchain_core.tools import BaseTool
 from pydantic import Field
@@ -121,13 +122,19 @@ def check_ids(ids: Sequence[str], servers: Iterable[McpServer]) -> list[str]:
     offered = {tool.id for tool in available(servers)}
     unknown = [i for i in ids if i not in offered]
     if unknown:
-        raise Invalid(f"Unknown tool: {unknown[0][:100]} (GET /api/v1/tools lists them).")
+        raise Invalid(
+            gettext("Unknown tool: %(tool)s (GET /api/v1/tools lists them).")
+            % {"tool": unknown[0][:100]}
+        )
     return list(dict.fromkeys(ids))
 
 
-def build_tools(ids: Sequence[str], servers: Iterable[McpServer]) -> list[BaseTool]:
+def build_tools(
+    ids: Sequence[str], servers: Iterable[McpServer], *, owner: str | None = None
+) -> list[BaseTool]:
     """Return the LangChain tools of `ids` that are on offer (others are skipped: a server
-    taken away since, a provider no longer configured)."""
+    taken away since, a provider no longer configured); `owner`: whose turn it is (their
+    Python runs wait for each other)."""
     wanted = set(ids)
     tools: list[BaseTool] = []
     if wanted & {"web_search", "read_url"}:
@@ -140,7 +147,7 @@ def build_tools(ids: Sequence[str], servers: Iterable[McpServer]) -> list[BaseTo
     if "python" in wanted and settings.CHAT_PYTHON_SANDBOX:
         from agent.tools.python_sandbox import make_python_tool
 
-        tools.append(make_python_tool())
+        tools.append(make_python_tool(owner=owner))
     names = {t.name for t in tools}
     for server in servers:
         for listed in server.tools or []:

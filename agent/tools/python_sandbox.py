@@ -1,9 +1,10 @@
 """The `python` tool: the model's code runs in a bubblewrap sandbox (sandbox_runner.py).
 
 No network, nothing of the host but a read-only /usr, an unprivileged user in its own
-namespaces, small in-memory scratch space, limits on CPU, memory, processes, files, output
-and wall time. A run stopped by a limit is a result the model reads, not a failure; only a
-sandbox that cannot start is one (`python.unavailable`).
+namespaces, small in-memory scratch space, limits on CPU, memory (the run's as a whole),
+processes, files, output and wall time. Runs take turns: one person's one at a time, a few
+at once in the process. A run stopped by a limit is a result the model reads, not a failure;
+only a sandbox that cannot start (or whose turn never came) is one (`python.unavailable`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import logging
 import signal
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, tool
 
 from agent.steps import ToolFailed
@@ -50,15 +52,19 @@ __all__ = [
 ]
 
 
-def make_python_tool(*, limits: Limits = DEFAULT_LIMITS) -> BaseTool:
-    """Return the `python` tool, running each call in a sandbox with these limits."""
+def make_python_tool(*, limits: Limits = DEFAULT_LIMITS, owner: str | None = None) -> BaseTool:
+    """Return the `python` tool, running each call in a sandbox with these limits; `owner`'s
+    runs take turns (unnamed: each conversation's do)."""
 
     @tool("python", response_format="content_and_artifact")
-    async def python(code: str) -> tuple[str, dict[str, Any]]:
+    async def python(code: str, config: RunnableConfig) -> tuple[str, dict[str, Any]]:
         """Run Python code in a sandbox without network; print what you want to see; files
         saved in the working directory that are images come back."""
+        thread = (config.get("configurable") or {}).get("thread_id")
         try:
-            result = await run_python(code, limits=limits)
+            result = await run_python(
+                code, limits=limits, owner=owner or (f"thread:{thread}" if thread else None)
+            )
         except CodeTooLong as exc:
             raise ToolFailed(
                 "python.too_long",
@@ -74,8 +80,10 @@ def make_python_tool(*, limits: Limits = DEFAULT_LIMITS) -> BaseTool:
         return describe_run(result, limits), run_artifact(result)
 
     python.description = " ".join(python.description.split())  # the docstring's indent
-    # the agent's tools node waits this long for a call (its default is shorter)
-    python.metadata = {"timeout": limits.wall_seconds + GRACE_SECONDS + DRAIN_SECONDS + 5}
+    # the agent's tools node waits this long for a call, its turn included (its default is
+    # shorter); a turn that never comes fails first, as python.unavailable
+    running = limits.wall_seconds + GRACE_SECONDS + DRAIN_SECONDS
+    python.metadata = {"timeout": limits.queue_seconds + running + 5}
     return python
 
 
@@ -107,13 +115,21 @@ def _stop_sentence(result: RunResult, limits: Limits) -> str:
     if result.stopped == "cpu_time":
         return f"Stopped: the code used more than {limits.cpu_seconds} seconds of CPU."
     if result.stopped == "memory":
-        return f"Stopped: the code ran out of memory ({limits.memory_bytes // MB} MB)."
+        return f"Stopped: the code ran out of memory ({_memory_rule(result, limits)})."
     if result.stopped == "output_limit":
         return f"Stopped: the code printed more than {limits.output_bytes // KB} KB."
     try:
         return f"Stopped: the code's process was killed ({signal.Signals(result.signal).name})."
     except ValueError:
         return "Stopped: the code's process was killed."
+
+
+def _memory_rule(result: RunResult, limits: Limits) -> str:
+    whole = f"{limits.memory_bytes // MB} MB for the whole run"
+    fence = result.fence
+    if fence is None or fence.cgroup is not None:
+        return whole
+    return f"{whole}: {fence.process_bytes // MB} MB in each of at most {fence.processes} processes"
 
 
 def run_artifact(result: RunResult) -> dict[str, Any]:

@@ -44,8 +44,9 @@ def guard() -> None:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE) failed")
 
 
-def run(result_fd: int, wall_seconds: float) -> tuple[int | None, bool]:
-    """Run the code; at the wall time kill everything but us; return (wait status, timed out).
+def run(result_fd: int, wall_seconds: float, process_bytes: int) -> tuple[int | None, bool]:
+    """Run the code, each of its processes with `process_bytes` of address space; at the
+    wall time kill everything but us; return (wait status, timed out).
 
     We are the PID namespace's init (bwrap --as-pid-1): signals from inside do not reach us,
     orphans are ours to reap, and when we exit the kernel kills whatever is left."""
@@ -53,6 +54,8 @@ def run(result_fd: int, wall_seconds: float) -> tuple[int | None, bool]:
     if pid == 0:
         try:
             os.close(result_fd)
+            # the code's alone: the run's budget is its processes' (ours is what we read)
+            limit({"RLIMIT_AS": [process_bytes, process_bytes]})
             os.execv(USER_CODE[0], USER_CODE)
         finally:
             os._exit(127)
@@ -158,7 +161,7 @@ def main() -> None:
     guard()
     os.write(result_fd, b"+")
     limit(config["rlimits"])
-    status, timed_out = run(result_fd, config["wall_seconds"])
+    status, timed_out = run(result_fd, config["wall_seconds"], config["process_bytes"])
     found, left_out = images(config["max_images"], config["image_bytes"])
     exited = status is not None and os.WIFEXITED(status)
     signalled = status is not None and os.WIFSIGNALED(status)

@@ -10,29 +10,44 @@ It sets the limits (CPU seconds, address space, processes - counted per sandbox,
 user namespace is new and its user is not root -, file size, open files), runs the code,
 kills everything at the wall time and reports back with the images. Here the wall time is
 kept again, and stdout and stderr are each read up to a cap: past it, the sandbox is killed.
+
+Memory is the run's as a whole (`Limits.memory_bytes`, its `Fence`): where the host allows,
+the run has a cgroup of its own (sandbox_cgroup.py) whose memory.max holds all its processes
+together; elsewhere it may have only a few processes, each with a share of the budget as its
+address space. Runs wait their turn in the queue (sandbox_queue.py) before they start.
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import functools
 import json
+import logging
 import os
-import re
 import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-KB = 1024
-MB = 1024 * KB
-StopReason = Literal["timeout", "cpu_time", "memory", "output_limit", "killed"]
+from agent.tools.sandbox_cgroup import RunCgroup, usable_parent
+from agent.tools.sandbox_limits import (
+    DEFAULT_LIMITS,
+    KB,
+    MB,
+    Fence,
+    Limits,
+    cgroup_memory_bytes,
+    fence,
+)
+from agent.tools.sandbox_queue import RunQueue, run_queue
+from agent.tools.sandbox_report import Image, StopReason, parse_report, stop_reason, valid_images
+
+logger = logging.getLogger(__name__)
 
 BWRAP = "bwrap"  # looked up on PATH (Debian's `bubblewrap` package)
 SYSTEM_PYTHON = "/usr/bin/python3"  # never the app's venv: nothing of the app inside
@@ -40,6 +55,10 @@ WORK_DIR = "/home/sandbox"
 NOBODY = 65534  # who runs bwrap when the server is root: RLIMIT_NPROC spares root
 GRACE_SECONDS = 3.0  # past the wall time: the launcher's own kill and image collection
 DRAIN_SECONDS = 2.0  # reading what is left in the pipes once the sandbox has ended
+PROCESSES_OF_OURS = 4  # in a run's cgroup: bwrap and the launcher, and room to spare
+# In cgroup mode bwrap starts behind this gate: it waits on stdin until the server has put
+# it in the run's cgroup, so every process of the run starts inside.
+GATE = ["/bin/sh", "-c", 'read -r _ && exec "$@" </dev/null', "sandbox-gate"]
 HOST_ENV = {"PATH": "/usr/bin:/bin"}  # bwrap gets nothing of the server's environment
 SANDBOX_ENV = {
     "PATH": "/usr/bin:/bin",
@@ -52,38 +71,6 @@ SANDBOX_ENV = {
     "OPENBLAS_NUM_THREADS": "1",
 }
 LAUNCHER = (Path(__file__).with_name("sandbox_launcher.py")).read_text(encoding="utf-8")
-MAGIC = {b"\x89PNG\r\n\x1a\n": "image/png", b"\xff\xd8\xff": "image/jpeg"}
-_MEMORY_ERROR = re.compile(r"^MemoryError\b", re.M)
-
-
-@dataclass(frozen=True)
-class Limits:
-    """What one run may use."""
-
-    wall_seconds: float = 10.0
-    cpu_seconds: int = 10
-    memory_bytes: int = 512 * MB  # address space of each process
-    processes: int = 32  # processes and threads at once, the code's first one included
-    file_bytes: int = 16 * MB  # largest file it may write
-    open_files: int = 64
-    output_bytes: int = 64 * KB  # of stdout, and of stderr
-    work_dir_bytes: int = 64 * MB  # the working directory (a tmpfs, in memory)
-    tmp_bytes: int = 16 * MB  # /tmp, and /dev/shm
-    max_images: int = 4
-    image_bytes: int = 2 * MB
-    code_bytes: int = 100 * KB
-
-
-DEFAULT_LIMITS = Limits()
-
-
-@dataclass(frozen=True)
-class Image:
-    """A PNG or JPEG file the code saved in its working directory."""
-
-    name: str
-    content_type: str
-    data: bytes
 
 
 @dataclass(frozen=True)
@@ -98,6 +85,7 @@ class RunResult:
     images_left_out: int = 0
     signal: int | None = None
     seconds: float = 0.0
+    fence: Fence | None = None  # how its memory was held
 
 
 class SandboxUnavailable(RuntimeError):
@@ -127,9 +115,17 @@ def sandbox_available() -> bool:
     return done.returncode == 0 and done.stdout.strip() == b"ok"
 
 
-async def run_python(code: str, *, limits: Limits = DEFAULT_LIMITS) -> RunResult:
-    """Run `code` in a fresh sandbox and return how it ended; a limit it reached is a result,
-    not an exception. Raises CodeTooLong, or SandboxUnavailable when the sandbox cannot start.
+async def run_python(
+    code: str,
+    *,
+    limits: Limits = DEFAULT_LIMITS,
+    owner: str | None = None,
+    queue: RunQueue | None = None,
+) -> RunResult:
+    """Run `code` in a fresh sandbox once its turn comes (`owner`'s runs take turns; the
+    queue is this process's unless given) and return how it ended; a limit it reached is a
+    result, not an exception. Raises CodeTooLong, or SandboxUnavailable when the sandbox
+    cannot start or its turn did not come within `limits.queue_seconds`.
     """
     source = code.encode("utf-8", "replace")
     if len(source) > limits.code_bytes:
@@ -137,9 +133,25 @@ async def run_python(code: str, *, limits: Limits = DEFAULT_LIMITS) -> RunResult
     bwrap = shutil.which(BWRAP)
     if bwrap is None:
         raise SandboxUnavailable("bubblewrap (bwrap) is not installed")
-    run = _Run(limits)
-    await run.start(bwrap, source)
-    return await run.finish()
+    async with _turn(queue or run_queue(), owner, limits.queue_seconds):
+        run = _Run(limits, fence(limits, usable_parent()))
+        try:
+            await run.start(bwrap, source)
+            return await run.finish()
+        finally:
+            await run.aclose()
+
+
+@contextlib.asynccontextmanager
+async def _turn(queue: RunQueue, owner: str | None, seconds: float) -> AsyncIterator[None]:
+    """Wait for the run's turn in `queue` (at most `seconds`) and hold it."""
+    async with contextlib.AsyncExitStack() as stack:
+        try:
+            async with asyncio.timeout(seconds):
+                await stack.enter_async_context(queue.turn(owner))
+        except TimeoutError:
+            raise SandboxUnavailable(f"no turn to run came within {seconds:g} s") from None
+        yield
 
 
 def _code_file(source: bytes) -> int:
@@ -170,17 +182,18 @@ def bwrap_options(limits: Limits, *, code_fd: int = 0) -> list[str]:
     ]
 
 
-def _launcher_command(result_fd: int, limits: Limits) -> list[str]:
+def _launcher_command(result_fd: int, limits: Limits, fence: Fence) -> list[str]:
     cpu = limits.cpu_seconds
     config = {
         "wall_seconds": limits.wall_seconds,
         "max_images": limits.max_images,
         "image_bytes": limits.image_bytes,
+        # the code's processes only: the launcher's own memory is bounded by what it reads
+        "process_bytes": fence.process_bytes,
         "rlimits": {
             "RLIMIT_CPU": [cpu, cpu + 1],  # SIGXCPU at the limit, SIGKILL a second later
-            "RLIMIT_AS": [limits.memory_bytes] * 2,
             # counted per sandbox (its own user namespace), the launcher included
-            "RLIMIT_NPROC": [limits.processes + 1] * 2,
+            "RLIMIT_NPROC": [fence.processes + 1] * 2,
             "RLIMIT_FSIZE": [limits.file_bytes] * 2,
             "RLIMIT_NOFILE": [limits.open_files] * 2,
             "RLIMIT_CORE": [0, 0],
@@ -223,8 +236,10 @@ class _Capped:
 class _Run:
     """One sandbox from start to end: read its pipes capped, enforce the wall time."""
 
-    def __init__(self, limits: Limits) -> None:
+    def __init__(self, limits: Limits, fence: Fence) -> None:
         self.limits = limits
+        self.fence = fence
+        self.cgroup = RunCgroup(fence.cgroup) if fence.cgroup is not None else None
         self.process: asyncio.subprocess.Process | None = None
         self.read_fds: list[int] = []  # stdout, stderr, the launcher's report
         self.stdout = _Capped(limits.output_bytes, self.kill)
@@ -235,7 +250,10 @@ class _Run:
         self.started = time.monotonic()
 
     async def start(self, bwrap: str, source: bytes) -> None:
-        """Start bwrap with the code in a memory file and three pipes to read."""
+        """Start bwrap with the code in a memory file and three pipes to read (in its own
+        cgroup, when the run has one)."""
+        if self.cgroup is not None:
+            self._create_cgroup()
         with contextlib.ExitStack() as ours_to_close:  # the child keeps its own copies
             code_fd = _code_file(source)
             ours_to_close.callback(os.close, code_fd)
@@ -245,12 +263,14 @@ class _Run:
                 self.read_fds.append(read_fd)
                 ours_to_close.callback(os.close, write_fd)
                 write_fds.append(write_fd)
+            gated = self.cgroup is not None
             try:
                 self.process = await asyncio.create_subprocess_exec(
+                    *(GATE if gated else []),
                     bwrap,
                     *bwrap_options(self.limits, code_fd=code_fd),
-                    *_launcher_command(write_fds[2], self.limits),
-                    stdin=asyncio.subprocess.DEVNULL,
+                    *_launcher_command(write_fds[2], self.limits, self.fence),
+                    stdin=asyncio.subprocess.PIPE if gated else asyncio.subprocess.DEVNULL,
                     stdout=write_fds[0],
                     stderr=write_fds[1],
                     pass_fds=(code_fd, write_fds[2]),
@@ -262,6 +282,48 @@ class _Run:
                 if isinstance(exc, OSError):
                     raise SandboxUnavailable(f"bwrap could not start: {exc}") from exc
                 raise
+        if gated:
+            await self._open_gate()
+
+    def _create_cgroup(self) -> None:
+        """Make the run's cgroup, for the code's processes, bwrap's and the launcher."""
+        assert self.cgroup is not None
+        try:
+            self.cgroup.create(
+                memory_bytes=cgroup_memory_bytes(self.limits),
+                processes=self.fence.processes + PROCESSES_OF_OURS,
+            )
+        except OSError as exc:
+            self.cgroup = None
+            raise SandboxUnavailable(f"the run's cgroup could not be made: {exc}") from exc
+
+    async def _open_gate(self) -> None:
+        """Put the waiting gate (bwrap to be) in the run's cgroup, then let it go on."""
+        assert self.cgroup is not None and self.process is not None
+        stdin = self.process.stdin
+        assert stdin is not None
+        try:
+            self.cgroup.add(self.process.pid)
+            stdin.write(b"go\n")
+            await stdin.drain()
+        except (OSError, ConnectionError) as exc:
+            self.kill()
+            for fd in self.read_fds:
+                os.close(fd)
+            self.read_fds = []
+            await self.process.wait()
+            raise SandboxUnavailable(f"the run could not enter its cgroup: {exc}") from exc
+        finally:
+            stdin.close()
+
+    async def aclose(self) -> None:
+        """Remove the run's cgroup, killing whatever is left in it."""
+        if self.cgroup is None:
+            return
+        try:
+            await self.cgroup.aremove()
+        except OSError as exc:
+            logger.warning("could not remove the sandbox cgroup %s: %s", self.cgroup.path, exc)
 
     def kill(self) -> None:
         """Kill bwrap; its sandbox dies with it (--die-with-parent kills the launcher, the
@@ -304,21 +366,23 @@ class _Run:
         return self._result(timed_out)
 
     def _result(self, host_timed_out: bool) -> RunResult:
-        report = _parse_report(bytes(self.report.data), self.report.cut)
+        report = parse_report(bytes(self.report.data), self.report.cut)
         if report is None:
             raise SandboxUnavailable(
                 "the sandbox did not start: " + self.stderr.data.decode("utf-8", "replace")[:500]
             )
         stderr = self.stderr.data.decode("utf-8", "replace")
         signal_number = report.get("signal")
-        stopped = _stop_reason(
+        stopped = stop_reason(
             output_cut=self.stdout.cut or self.stderr.cut,
             timed_out=host_timed_out or report.get("timed_out") is True,
             signal_number=signal_number,
             finished="exit_code" in report or signal_number is not None,
             stderr=stderr,
         )
-        images, left_out = _images(report, self.limits)
+        if self.cgroup is not None and self.cgroup.out_of_memory() and stopped != "output_limit":
+            stopped = "memory"  # the kernel killed one of its processes at memory.max
+        images, left_out = valid_images(report, self.limits)
         return RunResult(
             stdout=_text(self.stdout),
             stderr=_text(self.stderr),
@@ -328,63 +392,8 @@ class _Run:
             images_left_out=left_out,
             signal=signal_number,
             seconds=round(time.monotonic() - self.started, 3),
+            fence=self.fence,
         )
-
-
-def _parse_report(data: bytes, cut: bool) -> dict[str, Any] | None:
-    """Return the launcher's report; {} if it started but said nothing usable (killed, or
-    cut); None if it never started."""
-    if not data.startswith(b"+"):
-        return None
-    try:
-        report = json.loads(data[1:]) if not cut else {}
-    except ValueError:
-        return {}
-    if not isinstance(report, dict):
-        return {}
-    return {
-        key: value
-        for key, value in report.items()
-        if (key in ("exit_code", "signal") and isinstance(value, int))
-        or (key == "timed_out" and isinstance(value, bool))
-        or (key == "images" and isinstance(value, list))
-        or (key == "left_out" and isinstance(value, int))
-    }
-
-
-def _stop_reason(
-    *, output_cut: bool, timed_out: bool, signal_number: int | None, finished: bool, stderr: str
-) -> StopReason | None:
-    if output_cut:
-        return "output_limit"
-    if timed_out:
-        return "timeout"
-    if signal_number == signal.SIGXCPU:
-        return "cpu_time"
-    if _MEMORY_ERROR.search("\n".join(stderr.strip().splitlines()[-3:])):
-        return "memory"
-    if signal_number is not None or not finished:
-        return "killed"
-    return None
-
-
-def _images(report: dict[str, Any], limits: Limits) -> tuple[tuple[Image, ...], int]:
-    """Return the reported images that are what they claim (checked again here: the code
-    shares the sandbox with the launcher)."""
-    found: list[Image] = []
-    for item in report.get("images", []):
-        if len(found) >= limits.max_images or not isinstance(item, dict):
-            break
-        try:
-            data = base64.b64decode(str(item.get("data", "")), validate=True)
-        except ValueError:
-            continue
-        kind = next((kind for magic, kind in MAGIC.items() if data.startswith(magic)), None)
-        if kind is None or len(data) > limits.image_bytes:
-            continue
-        name = "".join(c for c in str(item.get("name", "image")) if c.isprintable())[:200]
-        found.append(Image(name=name or "image", content_type=kind, data=data))
-    return tuple(found), max(0, int(report.get("left_out", 0)))
 
 
 def _text(output: _Capped) -> str:

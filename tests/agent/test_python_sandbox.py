@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import resource
+import shutil
 import socket
 import struct
 import subprocess
@@ -27,14 +28,18 @@ from agent.steps import ToolFailed
 from agent.tools import python_sandbox, sandbox_runner
 from agent.tools.python_sandbox import (
     Limits,
+    SandboxUnavailable,
     describe_run,
     make_python_tool,
     run_python,
     sandbox_available,
 )
+from agent.tools.sandbox_cgroup import RunCgroup, own_cgroup, usable_parent
+from agent.tools.sandbox_queue import RUNS_AT_ONCE, RunQueue, run_queue
 from tests.conftest import require_service
 
 APP_DIR = Path(__file__).resolve().parents[2]
+MB = 1024 * 1024
 FAST = Limits(wall_seconds=3, cpu_seconds=3)
 # the most a run may take: its wall time, the launcher's grace, draining the pipes
 MOST_SECONDS = FAST.wall_seconds + sandbox_runner.GRACE_SECONDS + sandbox_runner.DRAIN_SECONDS
@@ -59,6 +64,19 @@ def host(sandbox) -> Iterator[None]:
 def _resident_bytes() -> int:
     pages = int(Path("/proc/self/statm").read_text().split()[1])
     return pages * resource.getpagesize()
+
+
+def _code_resident_bytes() -> int:
+    """Return the resident memory of the sandboxed code's processes, together."""
+    total = 0
+    for entry in Path("/proc").iterdir():
+        try:
+            if b"/sandbox/main.py" in (entry / "cmdline").read_bytes():
+                status = (entry / "status").read_text()
+                total += int(status.split("VmRSS:")[1].split()[0]) * 1024
+        except (OSError, IndexError):
+            continue  # not a process, ended meanwhile, or a zombie
+    return total
 
 
 def _sandboxed_processes(wait_seconds: float = 3.0) -> list[str]:
@@ -220,11 +238,14 @@ while True:
     forked += 1
 print(forked)
 """
-    limits = Limits(wall_seconds=5, processes=10)
+    limits = Limits(wall_seconds=5, processes=3)
+    three_at_once = RunQueue(at_once=3)
 
-    results = await asyncio.gather(*(run_python(code, limits=limits) for _ in range(3)))
+    results = await asyncio.gather(
+        *(run_python(code, limits=limits, queue=three_at_once) for _ in range(3))
+    )
 
-    assert [r.stdout for r in results] == ["9\n"] * 3  # 10 processes each, its first included
+    assert [r.stdout for r in results] == ["2\n"] * 3  # 3 processes each, its first included
 
 
 async def test_a_cancelled_run_leaves_nothing_running(host):
@@ -244,6 +265,58 @@ async def test_ten_gigabytes_are_refused_as_memory(host):
     assert result.stopped == "memory"
     assert "MemoryError" in result.stderr
     assert result.stdout == ""
+
+
+FORK_AND_HOLD = """
+import os, time
+pids, forks_refused = [], 0
+for _ in range(8):
+    try:
+        pid = os.fork()
+    except OSError:
+        forks_refused += 1
+        continue
+    if pid == 0:
+        try:
+            block = bytearray(b"x") * (400 * 1024 * 1024)  # written, so resident
+        except MemoryError:
+            os._exit(3)
+        time.sleep(1.5)  # held while the others try
+        os._exit(0)
+    pids.append(pid)
+statuses = [os.waitpid(pid, 0)[1] for pid in pids]
+held = sum(os.waitstatus_to_exitcode(status) == 0 for status in statuses)
+print(f"held {held}, refused {len(pids) - held}, forks refused {forks_refused}")
+"""
+
+
+async def test_eight_children_holding_400_mb_each_stay_within_the_runs_memory(host):
+    limits = Limits(wall_seconds=6)
+    fence = sandbox_runner.fence(limits, usable_parent())
+    # a cgroup also holds the in-memory files and the launcher (memory.max); by count,
+    # the processes' address spaces add up to the budget
+    budget = sandbox_runner.cgroup_memory_bytes(limits) if fence.cgroup else limits.memory_bytes
+    tool = make_python_tool(limits=limits)
+    task = asyncio.create_task(
+        tool.ainvoke(
+            {"type": "tool_call", "id": "c1", "name": "python", "args": {"code": FORK_AND_HOLD}}
+        )
+    )
+    peak = 0
+    while not task.done():
+        peak = max(peak, await asyncio.to_thread(_code_resident_bytes))
+        await asyncio.sleep(0.02)
+
+    message = task.result()  # an answer for the model, not a failure
+    counts = [int(word) for word in message.content.replace(",", " ").split() if word.isdigit()]
+    held, refused, forks_refused = counts[:3]
+    assert held + refused + forks_refused == 8
+    assert held * 400 * MB <= limits.memory_bytes  # not 3.2 GB: at most one child's 400 MB
+    assert refused + forks_refused >= 7  # the kernel said no, not the clock
+    assert peak <= budget, f"{peak // MB} MB resident at once"
+    if fence.cgroup is None:
+        assert (fence.processes, fence.process_bytes) == (4, 128 * MB)
+        assert forks_refused == 8 - fence.processes + 1  # the first process is one of 4
 
 
 @pytest.mark.parametrize(
@@ -372,3 +445,101 @@ async def test_code_over_the_size_limit_is_refused_before_it_runs():
         await tool.ainvoke({"code": "print(1)\n" * 20})
 
     assert failure.value.code == "python.too_long"
+
+
+def test_a_hybrid_or_v1_host_offers_no_cgroup_and_a_v2_host_names_ours(tmp_path):
+    proc_cgroup = tmp_path / "cgroup"
+    proc_cgroup.write_text("4:memory:/a\n0::/system.slice/chat.service\n")
+    assert own_cgroup(tmp_path, proc_cgroup) is None  # no cgroup.controllers: not cgroup v2
+
+    (tmp_path / "cgroup.controllers").write_text("cpu memory pids\n")
+    assert own_cgroup(tmp_path, proc_cgroup) == tmp_path / "system.slice/chat.service"
+
+
+class _FolderCgroup(RunCgroup):
+    """A run's cgroup as a plain folder (this host may have no cgroup v2 to give)."""
+
+    async def aremove(self) -> None:
+        shutil.rmtree(self.path)
+
+
+async def test_where_a_cgroup_holds_the_run_bwrap_starts_inside_it(host, tmp_path, monkeypatch):
+    monkeypatch.setattr(sandbox_runner, "usable_parent", lambda: tmp_path)
+    monkeypatch.setattr(sandbox_runner, "RunCgroup", _FolderCgroup)
+    limits = Limits(wall_seconds=5)
+    task = asyncio.create_task(run_python("import time\ntime.sleep(0.5)\nprint(2)", limits=limits))
+    procs = None
+    while procs is None and not task.done():
+        procs = next(tmp_path.glob("sandbox-*/cgroup.procs"), None)
+        await asyncio.sleep(0.01)
+    assert procs is not None
+    cgroup = procs.parent
+    await asyncio.sleep(0.2)  # the gate (a shell) waits to be in the cgroup, then execs
+    started = (Path("/proc") / procs.read_text() / "cmdline").read_bytes().split(b"\0")
+    (cgroup / "memory.events").write_text("low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\n")
+
+    result = await task
+
+    assert started[0].endswith(b"/bwrap")  # the gate became bwrap, in the cgroup
+    assert (result.stdout, result.stopped) == ("2\n", "memory")  # the kernel's oom_kill
+    assert result.fence is not None and result.fence.process_bytes == limits.memory_bytes
+    assert not cgroup.exists()
+
+
+# Runs take turns. The code prints when it started and ended (the host's clock: the sandbox
+# shares it).
+TIMED = "import time\nprint(time.time())\ntime.sleep(0.4)\nprint(time.time())"
+
+
+def _spans(outputs: list[str]) -> list[tuple[float, float]]:
+    return sorted((float(a), float(b)) for a, b in (o.split() for o in outputs))
+
+
+def _most_at_once(spans: list[tuple[float, float]]) -> int:
+    edges = sorted([(start, 1) for start, _ in spans] + [(end, -1) for _, end in spans])
+    running = most = 0
+    for _, step in edges:  # at the same instant an end comes before a start
+        running += step
+        most = max(most, running)
+    return most
+
+
+async def test_one_persons_runs_run_one_after_another_and_none_is_refused(host):
+    results = await asyncio.gather(
+        *(run_python(TIMED, limits=Limits(wall_seconds=5), owner="alice") for _ in range(3))
+    )
+
+    assert [(r.exit_code, r.stopped) for r in results] == [(0, None)] * 3
+    first, second, third = _spans([r.stdout for r in results])
+    assert first[1] <= second[0] and second[1] <= third[0]
+    assert run_queue().owners() == 0  # nobody's entry is kept once their runs are done
+
+
+async def test_a_conversations_calls_take_turns_through_the_tool(host):
+    tool = make_python_tool(limits=Limits(wall_seconds=5))
+    call = {"type": "tool_call", "id": "c1", "name": "python", "args": {"code": TIMED}}
+    config = {"configurable": {"thread_id": "conversation-1"}}
+
+    messages = await asyncio.gather(*(tool.ainvoke(call, config) for _ in range(3)))
+
+    outputs = [m.content.removeprefix("Output:\n") for m in messages]
+    assert _most_at_once(_spans(outputs)) == 1
+
+
+async def test_the_process_runs_a_few_at_once_and_queues_the_rest(host):
+    runs = RUNS_AT_ONCE + 2
+    results = await asyncio.gather(
+        *(run_python(TIMED, limits=Limits(wall_seconds=5), owner=f"u{n}") for n in range(runs))
+    )
+
+    assert [(r.exit_code, r.stopped) for r in results] == [(0, None)] * runs
+    assert _most_at_once(_spans([r.stdout for r in results])) == RUNS_AT_ONCE
+
+
+async def test_a_run_whose_turn_never_comes_fails_as_unavailable(sandbox):
+    queue = RunQueue(at_once=1)
+    async with queue.turn("bob"):
+        with pytest.raises(SandboxUnavailable):
+            await run_python("print(1)", limits=Limits(queue_seconds=0.2), queue=queue)
+
+    assert queue.owners() == 0

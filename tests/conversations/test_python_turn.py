@@ -11,7 +11,7 @@ from asgiref.sync import sync_to_async
 from agent.tools.python_sandbox import sandbox_available
 from conversations import services
 from conversations.models import Attachment
-from tests.agent.test_python_sandbox import tiny_png
+from tests.agent.test_python_sandbox import FORK_AND_HOLD, tiny_png
 from tests.conftest import require_service
 from tests.support.turns import ask, calling, told
 
@@ -55,6 +55,14 @@ async def test_code_that_never_ends_is_stopped_and_the_reply_goes_on(model, alic
     reply, _frames = await ask(alice, await new_conversation(alice), content="Loop.")
     assert reply.finish_reason == "end_turn"
     assert told(model).startswith("Stopped:")
+
+
+async def test_children_asking_for_more_memory_than_the_run_has_are_told_no(model, alice, sandbox):
+    model.responder = calling("python", {"code": FORK_AND_HOLD})
+    reply, _frames = await ask(alice, await new_conversation(alice), content="Fork.")
+    assert reply.finish_reason == "end_turn"
+    held = int(told(model).split("held ")[1].split(",")[0])
+    assert held * 400 <= 512  # the run's 512 MB, not 8 × 400 MB
 
 
 async def test_python_is_not_offered_until_staff_switch_it_on(model, alice, settings):
