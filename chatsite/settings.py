@@ -129,6 +129,12 @@ _db = dj_database_url.parse(DATABASE_URL, conn_max_age=0)
 # PostgreSQL's pool: its size, and how long a request waits for a connection (then 503).
 DB_POOL_SIZE = int(os.environ.get("DB_POOL_SIZE", 20))
 DB_POOL_TIMEOUT = float(os.environ.get("DB_POOL_TIMEOUT", 3))
+# The longest one statement may take, in seconds (0: no limit): PostgreSQL ends a slower one
+# (`statement_timeout`: that request's 503, not an outage), and a server that has not answered a
+# second later (packets dropped, a frozen host) is given up on, its connection closed: an
+# outage, 503. Migrations and flush (as the tables' owner) and the agent's checkpoints (their
+# own pool) have no limit (core/db/postgresql/base.py).
+DB_STATEMENT_TIMEOUT = float(os.environ.get("DB_STATEMENT_TIMEOUT", 30))
 if _db["ENGINE"] == "django.db.backends.postgresql":
     # CONN_MAX_AGE > 0 leaks connections under ASGI; Django 5.2's psycopg pool does not.
     # With PostgreSQL out of reach a request waits at most DB_POOL_TIMEOUT for a connection
@@ -136,8 +142,9 @@ if _db["ENGINE"] == "django.db.backends.postgresql":
     # (after DB_RECONNECT_SECONDS) tries again on the next request, so it recovers at once.
     _db["OPTIONS"] = {
         "connect_timeout": int(os.environ.get("DB_CONNECT_TIMEOUT", 3)),
-        # A server that silently stops answering (packets dropped, not refused) fails a
-        # query within this many ms instead of TCP's ~15 minutes of retransmissions.
+        # A server whose packets stop being acknowledged (a cut link) fails a query within
+        # this many ms instead of TCP's ~15 minutes of retransmissions. What still
+        # acknowledges (a proxy, a frozen host's kernel) is DB_STATEMENT_TIMEOUT's to end.
         "tcp_user_timeout": int(os.environ.get("DB_TCP_USER_TIMEOUT_MS", 10_000)),
         "keepalives": 1,
         "keepalives_idle": 30,

@@ -13,6 +13,7 @@ from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.http.multipartparser import MultiPartParserError
+from django.utils.translation import gettext as _
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.parser import Parser
@@ -21,8 +22,7 @@ from ninja.utils import check_csrf
 
 from . import schemas
 from .errors import RateLimited, SensitiveInfo, ServiceError, error_response
-from .outages import outage_of
-from .unavailable import unavailable_response
+from .unavailable import unavailable_for
 
 logger = logging.getLogger(__name__)
 
@@ -53,7 +53,7 @@ class SessionAuth(APIKeyCookie):
         if user is None or not user.is_authenticated:
             return None
         if request.method not in SAFE_METHODS and check_csrf(request) is not None:
-            raise HttpError(403, "CSRF check failed: send the X-CSRFToken header.")
+            raise HttpError(403, _("CSRF check failed: send the X-CSRFToken header."))
         return user
 
 
@@ -72,7 +72,9 @@ class BodyParser(Parser):
         try:
             return schemas.loads(request.body)
         except ValueError as exc:
-            raise HttpError(400, f"The body is not valid JSON: {exc}"[:300]) from None
+            raise HttpError(
+                400, (_("The body is not valid JSON: %(problem)s") % {"problem": exc})[:300]
+            ) from None
 
 
 _HANDLERS: list[tuple[type[Exception], Any]] = []
@@ -109,12 +111,12 @@ def on_validation_error(request: HttpRequest, exc: ValidationError) -> HttpRespo
     for error in exc.errors[:5]:
         where = ".".join(str(part) for part in error.get("loc", ()) if part not in {"body"})
         problems.append(f"{where}: {error.get('msg', 'invalid')}" if where else error["msg"])
-    return error_response(422, "invalid", "; ".join(problems) or "Invalid input.")
+    return error_response(422, "invalid", "; ".join(problems) or _("Invalid input."))
 
 
 @_handles(AuthenticationError)
 def on_authentication_error(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
-    return error_response(401, "unauthorized", "Log in or send a valid Bearer token.")
+    return error_response(401, "unauthorized", _("Log in or send a valid Bearer token."))
 
 
 @_handles(HttpError)
@@ -124,29 +126,32 @@ def on_http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
 
 @_handles(RequestDataTooBig)
 def on_too_big(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
-    return error_response(413, "too_long", "The request body is too large.")
+    return error_response(413, "too_long", _("The request body is too large."))
 
 
 @_handles(Http404)
 def on_not_found(request: HttpRequest, exc: Http404) -> HttpResponse:
-    return error_response(404, "not_found", "Not found.")
+    return error_response(404, "not_found", _("Not found."))
 
 
 @_handles(MultiPartParserError)
 def on_bad_multipart(request: HttpRequest, exc: MultiPartParserError) -> HttpResponse:
-    return error_response(400, "invalid", f"The multipart body cannot be read: {exc}"[:300])
+    return error_response(
+        400,
+        "invalid",
+        (_("The multipart body cannot be read: %(problem)s") % {"problem": exc})[:300],
+    )
 
 
 @_handles(Exception)
 def on_unexpected(request: HttpRequest, exc: Exception) -> HttpResponse:
-    # PostgreSQL or Redis out of reach: 503, try again later (logged once, core/outages.py).
-    outage = outage_of(exc)
-    if outage is not None:
-        outage.failed(exc)
-        return unavailable_response(request, outage)
+    # PostgreSQL or Redis out of reach, or a statement out of time: 503, try again later.
+    unavailable = unavailable_for(request, exc)
+    if unavailable is not None:
+        return unavailable
     # The API answers JSON whatever happens (an HTML debug page is no use to a client).
     logger.error("API error on %s %s", request.method, request.path, exc_info=exc)
-    return error_response(500, "internal_error", "Something went wrong on the server.")
+    return error_response(500, "internal_error", _("Something went wrong on the server."))
 
 
 def build_api(*, auth: list[Any]) -> NinjaAPI:

@@ -8,9 +8,12 @@ import json
 from datetime import datetime
 from typing import Any
 
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
+
 from .errors import Invalid
 
-BAD_CURSOR = "The cursor is not valid for this query; start again without it."
+BAD_CURSOR = gettext_noop("The cursor is not valid for this query; start again without it.")
 
 
 def encode_cursor(*, key: str, values: list[Any]) -> str:
@@ -26,9 +29,9 @@ def decode_cursor(cursor: str, *, key: str) -> list[Any]:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
         found_key, values = json.loads(raw)
     except (ValueError, TypeError, binascii.Error, UnicodeDecodeError):
-        raise Invalid(BAD_CURSOR, code="bad_cursor") from None
+        raise Invalid(_(BAD_CURSOR), code="bad_cursor") from None
     if found_key != key or not isinstance(values, list):
-        raise Invalid(BAD_CURSOR, code="bad_cursor")
+        raise Invalid(_(BAD_CURSOR), code="bad_cursor")
     return [_load(value) for value in values]
 
 
@@ -45,7 +48,7 @@ def _load(value: Any) -> Any:
         try:
             return datetime.fromisoformat(value["t"])
         except (KeyError, TypeError, ValueError):
-            raise Invalid(BAD_CURSOR, code="bad_cursor") from None
+            raise Invalid(_(BAD_CURSOR), code="bad_cursor") from None
     if value is None or isinstance(value, int | float | str):
         return value
-    raise Invalid(BAD_CURSOR, code="bad_cursor")
+    raise Invalid(_(BAD_CURSOR), code="bad_cursor")

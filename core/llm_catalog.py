@@ -83,7 +83,10 @@ def find_model(model_id: str) -> ModelInfo | None:
 def check_model(model_id: str) -> str:
     """Return `model_id` if users may pick it ("" = the default); else raise Invalid."""
     if model_id and get_catalog().find(model_id) is None:
-        raise Invalid(f"Unknown model {model_id!r}: GET /api/v1/models lists the models.")
+        raise Invalid(
+            gettext("Unknown model %(model)s: GET /api/v1/models lists the models.")
+            % {"model": repr(model_id)}
+        )
     return model_id
 
 

@@ -8,8 +8,9 @@ unreachable and one when it is reached again; the log filter `QuietOutages` (ins
 settings.LOGGING) drops every other record that only repeats it.
 
 Seen down: any failure `outage_of` recognises (a refused or lost connection, a pool that
-found no connection in time). Seen up again: a new connection made (core/db/postgresql/base.py
-for Django's; the Redis connections of `redis_connection_class`).
+found no connection in time, a server that did not answer a statement in time: see
+DB_STATEMENT_TIMEOUT in core/db/postgresql). Seen up again: a new connection made
+(core/db/postgresql/base.py for Django's; the Redis connections of `redis_connection_class`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from typing import Any
 logger = logging.getLogger(__name__)
 
 # SQLSTATEs of a server that cannot serve: class 08 (connection exception), shutting down,
-# starting up, out of connection slots.
+# starting up, out of connection slots. Not 57014: a statement that PostgreSQL ended at its
+# `statement_timeout` is that query's failure; the server answered.
 _UNREACHABLE_STATES = {"57P01", "57P02", "57P03", "53300"}
 
 
@@ -96,6 +98,17 @@ def outage_of(error: BaseException | None) -> Outage | None:
         if _redis_unreachable(cause):
             return REDIS
     return None
+
+
+def statement_timed_out(error: BaseException | None) -> bool:
+    """Say whether PostgreSQL ended a statement at `statement_timeout` (DB_STATEMENT_TIMEOUT):
+    a lock held too long, a server too busy. It answered: not an outage."""
+    import psycopg
+
+    for cause in _causes(error):
+        if isinstance(cause, psycopg.errors.QueryCanceled) and "statement timeout" in str(cause):
+            return True
+    return False
 
 
 def is_database_error(error: BaseException | None) -> bool:

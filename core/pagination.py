@@ -16,6 +16,7 @@ from typing import Any, Generic, TypeVar
 
 from django.core.exceptions import ValidationError
 from django.db.models import F, Model, OrderBy, Q, QuerySet
+from django.utils.translation import gettext as _
 
 from .cursors import BAD_CURSOR, decode_cursor, encode_cursor
 from .errors import Invalid
@@ -106,7 +107,7 @@ def _decode(cursor: str, *, sort: SortKey, key: str, pk_field: Any) -> list[Any]
     """Return the sort values and row id of `cursor`, refusing any tampered content."""
     values = decode_cursor(cursor, key=key)
     if len(values) != len(sort.fields) + 1:
-        raise Invalid(BAD_CURSOR, code="bad_cursor")
+        raise Invalid(_(BAD_CURSOR), code="bad_cursor")
     checked = [
         _checked(value, field) for value, field in zip(values[:-1], sort.fields, strict=True)
     ]
@@ -119,27 +120,27 @@ def _checked(value: Any, field: KeyField) -> Any:
     if value is None and field.nullable:
         return None
     if isinstance(value, bool) or not isinstance(value, field.kind):
-        raise Invalid(BAD_CURSOR, code="bad_cursor")
+        raise Invalid(_(BAD_CURSOR), code="bad_cursor")
     if isinstance(value, datetime):
         if value.tzinfo is None:
-            raise Invalid(BAD_CURSOR, code="bad_cursor")
+            raise Invalid(_(BAD_CURSOR), code="bad_cursor")
         try:
             value = value.astimezone(UTC)
         except (OverflowError, ValueError):
-            raise Invalid(BAD_CURSOR, code="bad_cursor") from None
+            raise Invalid(_(BAD_CURSOR), code="bad_cursor") from None
     if isinstance(value, int) and not -(2**63) <= value < 2**63:
-        raise Invalid(BAD_CURSOR, code="bad_cursor")
+        raise Invalid(_(BAD_CURSOR), code="bad_cursor")
     return value
 
 
 def _checked_pk(value: Any, pk_field: Any) -> Any:
     """Return the row id `value` (written as a string) as the primary key field reads it."""
     if not isinstance(value, str) or len(value) > 64:
-        raise Invalid(BAD_CURSOR, code="bad_cursor")
+        raise Invalid(_(BAD_CURSOR), code="bad_cursor")
     try:
         pk = pk_field.to_python(value)
     except ValidationError:
-        raise Invalid(BAD_CURSOR, code="bad_cursor") from None
+        raise Invalid(_(BAD_CURSOR), code="bad_cursor") from None
     if pk is None or (isinstance(pk, int) and not -(2**63) <= pk < 2**63):
-        raise Invalid(BAD_CURSOR, code="bad_cursor")
+        raise Invalid(_(BAD_CURSOR), code="bad_cursor")
     return pk

@@ -14,6 +14,7 @@ import math
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
+from django.utils.translation import gettext as _
 from ninja import Schema
 from pydantic import AfterValidator, BeforeValidator, ConfigDict, Field
 
@@ -129,7 +130,7 @@ def loads(raw: str | bytes) -> Any:
     try:
         return json.loads(raw, parse_constant=_refuse_constant, parse_float=_finite_float)
     except RecursionError:
-        raise TooDeep("JSON nested too deeply") from None
+        raise TooDeep(_("JSON nested too deeply")) from None
 
 
 class ErrorBody(Schema):

@@ -14,6 +14,7 @@ database before any consumer runs); a consumer closes its own socket with
 
 from __future__ import annotations
 
+import logging
 import sys
 from typing import Any
 
@@ -25,7 +26,9 @@ from django.utils.decorators import sync_and_async_middleware
 from django.utils.translation import gettext as _
 
 from .errors import error_response
-from .outages import Outage, outage_of
+from .outages import Outage, outage_of, statement_timed_out
+
+logger = logging.getLogger(__name__)
 
 CLOSE_TRY_AGAIN_LATER = 1013
 RETRY_AFTER_SECONDS = 5
@@ -51,19 +54,47 @@ def unavailable_response(request: HttpRequest, outage: Outage) -> HttpResponse:
     return HttpResponse(page, status=503, headers=retry)
 
 
+def busy_response(request: HttpRequest) -> HttpResponse:
+    """Answer 503 for a statement PostgreSQL ended at its timeout: the database answers, but
+    not in time for this request (a lock held long, a server overloaded)."""
+    message = _("The database is too busy to answer right now; try again in a few seconds.")
+    retry = {"Retry-After": str(RETRY_AFTER_SECONDS)}
+    if wants_json(request):
+        return error_response(503, "unavailable", message, **retry)
+    return HttpResponse(
+        render_to_string("503.html", {"message": message}), status=503, headers=retry
+    )
+
+
+def unavailable_for(request: HttpRequest, error: BaseException) -> HttpResponse | None:
+    """Return the 503 a failure calls for, or None (then it is a 500): PostgreSQL or Redis out
+    of reach (the outage noted, logged once), or a statement that ran out of time."""
+    outage = outage_of(error)
+    if outage is not None:
+        outage.failed(error)
+        return unavailable_response(request, outage)
+    if statement_timed_out(error):
+        logger.warning(
+            "%s %s: a statement ran out of time (DB_STATEMENT_TIMEOUT): %s",
+            request.method,
+            request.path,
+            " ".join(str(error).split()),
+        )
+        return busy_response(request)
+    return None
+
+
 def note_outage(sender: Any = None, request: HttpRequest | None = None, **kwargs: Any) -> None:
-    """On `got_request_exception`: mark the request if the failure was an outage."""
-    outage = outage_of(sys.exc_info()[1])
-    if outage is not None and request is not None:
-        outage.failed(sys.exc_info()[1])  # type: ignore[arg-type]
-        request.outage = outage  # type: ignore[attr-defined]
+    """On `got_request_exception`: keep the failure on the request for the middleware."""
+    if request is not None:
+        request.failure = sys.exc_info()[1]  # type: ignore[attr-defined]
 
 
 def _translated(request: HttpRequest, response: HttpResponseBase) -> HttpResponseBase:
-    outage = getattr(request, "outage", None)
-    if outage is None or response.status_code != 500:
+    failure = getattr(request, "failure", None)
+    if failure is None or response.status_code != 500:
         return response
-    return unavailable_response(request, outage)
+    return unavailable_for(request, failure) or response
 
 
 @sync_and_async_middleware
@@ -83,13 +114,25 @@ def UnavailableMiddleware(get_response: Any) -> Any:
 
 
 async def close_socket_on_outage(consumer: Any, error: Exception, message: dict[str, Any]) -> bool:
-    """Close a consumer's socket 1013 if `error` is an outage; say whether it was.
+    """Close a consumer's socket 1013 if `error` is an outage; say whether it was handled.
 
     For the disconnect event the socket is already closed: the consumer stops (StopConsumer).
+    A statement that ran out of time (the database answers, slowly) keeps the socket open:
+    the ask gets an `error` frame `unavailable`, to try again.
     """
     outage = outage_of(error)
     if outage is None:
-        return False
+        send_error = getattr(consumer, "send_error", None)
+        if not statement_timed_out(error) or send_error is None:
+            return False
+        if message.get("type") == "websocket.disconnect":
+            raise StopConsumer from None
+        logger.warning("a socket's ask: a statement ran out of time (DB_STATEMENT_TIMEOUT)")
+        await send_error(
+            "unavailable",
+            _("The database is too busy to answer right now; try again in a few seconds."),
+        )
+        return True
     outage.failed(error)
     if message.get("type") == "websocket.disconnect":
         raise StopConsumer from None

@@ -4,6 +4,10 @@
 connection through it and refuses new ones; `start()` forwards on the same port again.
 While `answer_new` is set, new connections are handed to it instead of being forwarded
 (a server that is full: the open ones keep working); `answered` counts them.
+`blackhole()` keeps every connection, open and new, but forwards nothing either way (a
+host that drops packets, a frozen server: nothing is refused or reset, and TCP itself sees
+no loss, since this proxy acknowledges what it is sent); `forward()` lets what was held
+through and forwards again.
 """
 
 from __future__ import annotations
@@ -25,6 +29,16 @@ class TcpProxy:
         self._lock = threading.Lock()
         self.answer_new: Callable[[socket.socket], None] | None = None
         self.answered = 0
+        self._flowing = threading.Event()
+        self._flowing.set()
+
+    def blackhole(self) -> None:
+        """Accept and keep connections, open and new, but forward nothing, either way."""
+        self._flowing.clear()
+
+    def forward(self) -> None:
+        """Forward again: what was held goes through, new connections reach the target."""
+        self._flowing.set()
 
     def start(self) -> TcpProxy:
         listener = socket.socket()
@@ -70,20 +84,40 @@ class TcpProxy:
                 self.answered += 1
                 threading.Thread(target=self._answer, args=(answer, client), daemon=True).start()
                 continue
-            try:
-                upstream = socket.create_connection(self.target, timeout=5)
-            except OSError:
-                client.close()
+            if not self._flowing.is_set():  # held, unanswered, until forward() or stop()
+                with self._lock:
+                    self._sockets.add(client)
+                threading.Thread(target=self._connect, args=(listener, client), daemon=True).start()
                 continue
-            upstream.settimeout(None)
-            with self._lock:
-                if self._listener is not listener:  # stopped meanwhile
-                    client.close()
-                    upstream.close()
-                    return
-                self._sockets |= {client, upstream}
-            for source, sink in ((client, upstream), (upstream, client)):
-                threading.Thread(target=self._pipe, args=(source, sink), daemon=True).start()
+            self._connect(listener, client)
+
+    def _connect(self, listener: socket.socket, client: socket.socket) -> None:
+        """Connect `client` to the target (once forwarding) and pipe both ways."""
+        if not self._hold(client):
+            return
+        with self._lock:
+            self._sockets.discard(client)
+        try:
+            upstream = socket.create_connection(self.target, timeout=5)
+        except OSError:
+            client.close()
+            return
+        upstream.settimeout(None)
+        with self._lock:
+            if self._listener is not listener:  # stopped meanwhile
+                client.close()
+                upstream.close()
+                return
+            self._sockets |= {client, upstream}
+        for source, sink in ((client, upstream), (upstream, client)):
+            threading.Thread(target=self._pipe, args=(source, sink), daemon=True).start()
+
+    def _hold(self, sock: socket.socket) -> bool:
+        """Wait while blackholed; say whether `sock` is still open (stop() closes it)."""
+        while not self._flowing.wait(0.1):
+            if sock.fileno() == -1:
+                return False
+        return sock.fileno() != -1
 
     def _answer(self, answer: Callable[[socket.socket], None], client: socket.socket) -> None:
         try:
@@ -97,6 +131,8 @@ class TcpProxy:
     def _pipe(self, source: socket.socket, sink: socket.socket) -> None:
         try:
             while data := source.recv(65536):
+                if not self._hold(sink):
+                    break
                 sink.sendall(data)
         except OSError:
             pass
