@@ -15,6 +15,7 @@ from django.http import (
 )
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 from ninja import Schema
 from pydantic import ValidationError
@@ -34,6 +35,7 @@ from .api.schemas import ConversationCreateIn
 from .list_page import FILTER_KEYS
 from .models import Conversation
 from .rendering import render_markdown
+from .replies import store
 from .tree import with_siblings
 
 PAGE_SIZE = 50
@@ -192,6 +194,7 @@ def detail(request: HttpRequest, conversation_id: Any) -> HttpResponse:
             "message_max_chars": settings.MESSAGE_MAX_CHARS,
             "tool_menu": _tool_menu(conversation, request.user, preset),
             "preset": preset,
+            "replying": store.running_run(conversation_id=conversation.pk) is not None,
         },
     )
 
@@ -232,7 +235,7 @@ def older_messages_fragment(request: HttpRequest, conversation_id: Any) -> HttpR
     conversation = _conversation_or_404(request, conversation_id)
     before = request.GET.get("before", "")
     if before and (not before.isdigit() or int(before) > 2**31 - 1):
-        return HttpResponseBadRequest("Give `before` as a sequence number.")
+        return HttpResponseBadRequest(_("Give `before` as a sequence number."))
     # Without `before`: the current branch's newest page (the page shows another branch).
     message_list = branches.list_messages(
         conversation=conversation,
@@ -281,6 +284,6 @@ def export(request: HttpRequest, conversation_id) -> StreamingHttpResponse:
     conversation = _conversation_or_404(request, conversation_id)
     fmt = request.GET.get("format", "markdown")
     if fmt not in exports.FORMATS:
-        return HttpResponseBadRequest("format must be markdown, json or text")
+        return HttpResponseBadRequest(_("format must be markdown, json or text"))
     include_metadata = request.GET.get("include_metadata", "") in {"1", "true", "yes", "on"}
     return export_response(conversation, fmt, include_metadata)

@@ -1,5 +1,6 @@
-// The message box, shared by a new chat and a conversation: autosize, Enter sends, files
-// (picked, dropped or pasted), and the sensitive-information panel.
+// The message box, shared by a new chat and a conversation: autosize, Enter sends (on a touch
+// screen Return is a new line and the button sends), files (picked, dropped or pasted), and
+// the sensitive-information panel.
 import { upload } from "./api.js";
 import { el, toast } from "./dom.js";
 import { _, format } from "./i18n.js";
@@ -113,8 +114,14 @@ export function initComposer({ uploadPath, onSubmit, onResend }) {
     });
   }
 
+  // A phone's keyboard has no Shift+Enter: Return must be a new line there, as in ChatGPT's
+  // and Claude's apps (a half-written message never goes out by accident).
+  const touchFirst = window.matchMedia("(hover: none) and (pointer: coarse)");
+  const showEnterKey = () => { input.enterKeyHint = touchFirst.matches ? "enter" : "send"; };
+  showEnterKey();
+  touchFirst.addEventListener("change", showEnterKey);
   input.addEventListener("keydown", (event) => {
-    if (event.key === "Enter" && !event.shiftKey && !event.isComposing && event.keyCode !== 229) {
+    if (event.key === "Enter" && !event.shiftKey && !event.isComposing && event.keyCode !== 229 && !touchFirst.matches) {
       event.preventDefault();
       form.requestSubmit();
     }

@@ -104,7 +104,7 @@ const socket = new ConversationSocket(root.dataset.wsPath, {
       if (!frame.message) messages.dropEmptyReply();
     },
     onIdle() {
-      if (!pendingSend) setRunning(false);
+      if (!pendingSend) { setRunning(false); messages.dropEmptyReply(); }
       queue.flush();
     },
     onConversation(conversation) {
@@ -130,6 +130,7 @@ const socket = new ConversationSocket(root.dataset.wsPath, {
         showError("");
         return;
       }
+      if (pendingSend !== null) messages.dropEmptyReply(); // refused: no reply is coming
       if (frame.code === "busy" && pendingSend !== null && lastAsk?.type === "message.send") {
         // Another tab's reply is running: this one waits its turn, never lost.
         queue.enqueue(lastAsk, { front: true });
@@ -186,7 +187,10 @@ function sendAsk(frame) {
   lastAsk = frame;
   composer.hideSensitive();
   pendingSend = frame.content;
-  if (frame.type === "message.send") composer.setText("");
+  if (frame.type === "message.send") {
+    composer.setText("");
+    messages.ensureStreaming(); // the reply's bubble, pulsing, at once: not after the claim
+  }
   startAction(frame);
 }
 
@@ -228,6 +232,9 @@ const { updateHeader } = initHeader(root, conversationId);
 
 // --- start -----------------------------------------------------------------------------------
 messages.start();
+// A reply was being written when the page was made (a new chat's first one): show it is
+// coming at once; the socket's state then streams it, or says it has ended.
+if (root.dataset.replying === "1") { setRunning(true); messages.ensureStreaming(); }
 composer.autosize();
 queue.render();
 socket.connect();

@@ -1,0 +1,137 @@
+"""The face, round 2 (issue 56): what a ChatGPT user still trips on in the first hour."""
+
+from __future__ import annotations
+
+import pytest
+from django.utils import timezone
+from playwright.sync_api import expect
+
+from conversations import services
+from conversations.models import Message
+from tests.support.openai_replies import Reply
+from usage.models import Budget
+from usage.services import record_usage
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True}
+
+
+def _open(page, conversation) -> None:
+    page.goto(f"/conversations/{conversation.id}/")
+    expect(page.locator("#composer-input")).to_be_enabled()
+    page.wait_for_function("() => window.chatSocket && window.chatSocket.isOpen")
+
+
+def test_return_on_a_phone_is_a_new_line_and_the_button_sends(new_context, alice):
+    conversation = services.create_conversation(user=alice, title="Phone keys")
+    page = new_context(alice, **PHONE).new_page()
+    _open(page, conversation)
+    box = page.locator("#composer-input")
+    box.click()
+    page.keyboard.type("first half")
+    page.keyboard.press("Enter")
+    page.keyboard.type("second half")
+    assert box.input_value() == "first half\nsecond half"
+    assert box.get_attribute("enterkeyhint") == "enter"
+    page.wait_for_timeout(300)
+    assert Message.objects.filter(conversation=conversation).count() == 0  # nothing went out
+    page.locator("#send-button").tap()
+    expect(page.locator("li.message.user")).to_have_count(1)
+    assert Message.objects.filter(conversation=conversation, role="user").get().content == (
+        "first half\nsecond half"
+    )
+
+
+def test_enter_still_sends_with_a_keyboard_and_mouse(new_context, alice):
+    conversation = services.create_conversation(user=alice, title="Desktop keys")
+    page = new_context(alice).new_page()
+    _open(page, conversation)
+    assert page.locator("#composer-input").get_attribute("enterkeyhint") == "send"
+    page.fill("#composer-input", "one line")
+    page.press("#composer-input", "Enter")
+    expect(page.locator("li.message.user")).to_have_count(1)
+
+
+WATCH_SEND = """() => {
+  const t = (window.__t = {});
+  const sent = (e) => { if (e.key === "Enter") t.sent = performance.now(); };
+  document.addEventListener("keydown", sent, true);
+  new MutationObserver(() => {
+    const live = document.querySelector("li.message.streaming");
+    if (live && t.shown === undefined) {
+      t.shown = performance.now();
+      t.dots = getComputedStyle(live.querySelector(".cursor"), "::after").content;
+      t.label = getComputedStyle(live.querySelector(".live-steps"), "::before").content;
+      t.stop = !document.getElementById("stop-button").hidden;
+    }
+    const text = live?.querySelector(".stream-text")?.textContent;
+    if (text && t.text === undefined) t.text = performance.now();
+  }).observe(document.getElementById("conversation"),
+    { subtree: true, childList: true, characterData: true });
+}"""
+
+
+@pytest.fixture
+def slow_first_token(model_server):
+    """The model takes 1.5 s before its first token (a CPU model reading the prompt)."""
+    url, fake = model_server
+    answer = fake.responder
+    fake.responder = lambda body: Reply(text="Here is the answer.", delay=1.5)
+    yield url
+    fake.responder = answer
+
+
+def test_the_reply_shows_it_is_coming_at_once_after_send(new_context, alice, slow_first_token):
+    conversation = services.create_conversation(user=alice, title="Waiting")
+    page = new_context(alice, base_url=slow_first_token).new_page()
+    _open(page, conversation)
+    page.evaluate(WATCH_SEND)
+    page.fill("#composer-input", "What is the answer?")
+    page.press("#composer-input", "Enter")
+    expect(page.locator("li.message.assistant[data-final='1']")).to_have_count(1, timeout=20_000)
+    t = page.evaluate("() => window.__t")
+    assert t["text"] - t["sent"] > 1000  # the gap was there: the first token came late
+    assert t["shown"] - t["sent"] < 100  # and the reply's bubble came at once
+    assert t["dots"] == '"●●●"' and t["label"] == '"Working…"' and t["stop"]
+    expect(page.locator("#stop-button")).to_be_hidden()
+
+
+def test_a_new_chat_opens_on_its_reply_already_coming(new_context, alice, slow_first_token):
+    page = new_context(alice, base_url=slow_first_token).new_page()
+    # At load, before the socket has said anything: is the reply shown as coming?
+    page.add_init_script(
+        """document.addEventListener("DOMContentLoaded", () => {
+             window.__atLoad = !!document.querySelector("li.message.streaming"); });"""
+    )
+    page.goto("/")
+    page.fill("#composer-input", "Start something new")
+    page.press("#composer-input", "Enter")
+    page.wait_for_url("**/conversations/*/")
+    assert page.evaluate("() => window.__atLoad") is True
+    live = page.locator("li.message.streaming")
+    assert live.locator(".stream-text").inner_text() == ""  # the first token is still to come
+    expect(page.locator("#stop-button")).to_be_visible()
+    expect(page.locator("li.message.assistant[data-final='1']")).to_have_count(1, timeout=20_000)
+    expect(live).to_have_count(0)
+
+
+def test_a_refused_send_leaves_no_waiting_bubble_and_keeps_the_words(new_context, alice):
+    conversation = services.create_conversation(user=alice, title="Refused")
+    Budget.objects.create(user=alice, monthly_tokens=10)
+    record_usage(
+        user_id=alice.pk,
+        conversation_id=conversation.pk,
+        model="offline",
+        tokens=(10, 0),
+        at=timezone.now(),
+        replies=1,
+    )
+    page = new_context(alice).new_page()
+    _open(page, conversation)
+    page.fill("#composer-input", "One more, please")
+    page.press("#composer-input", "Enter")
+    expect(page.locator("#error-banner")).to_contain_text("budget")
+    expect(page.locator("li.message.streaming")).to_have_count(0)
+    assert page.input_value("#composer-input") == "One more, please"
+    expect(page.locator("#stop-button")).to_be_hidden()
