@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from core.errors import Invalid
 from core.llm_catalog import check_model
@@ -28,7 +29,7 @@ def update_user_settings(*, user: Any, **changes: Any) -> UserSettings:
     (typed at the edge: `UserSettingsPatchIn`); the model and the tools must be on offer."""
     unknown = set(changes) - EDITABLE_FIELDS
     if unknown:
-        raise Invalid(f"Unknown field: {', '.join(sorted(unknown))}.")
+        raise Invalid(_("Unknown field: %(names)s.") % {"names": ", ".join(sorted(unknown))})
     cleaned = dict(changes)
     if "default_model" in changes:
         cleaned["default_model"] = check_model(changes["default_model"])

@@ -12,6 +12,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.http import HttpRequest
 from django.utils import timezone
+from django.utils.translation import gettext as _
 from ninja.security import HttpBearer
 
 from core import rls, rows
@@ -41,9 +42,9 @@ def create_api_token(*, user: Any, name: str) -> IssuedToken:
     """Create a token for `user`; the returned secret is never stored."""
     name = " ".join(str(name or "").split())
     if not name:
-        raise Invalid("Give the token a name.")
+        raise Invalid(_("Give the token a name."))
     if len(name) > NAME_MAX_LENGTH:
-        raise Invalid(f"Name is longer than {NAME_MAX_LENGTH} characters.")
+        raise Invalid(_("Name is longer than %(n)s characters.") % {"n": NAME_MAX_LENGTH})
     prefix = secrets.token_hex(4)
     secret = f"{TOKEN_PREFIX}{prefix}_{secrets.token_urlsafe(32)}"
     token = ApiToken.objects.create(
@@ -63,7 +64,7 @@ def revoke_api_token(*, user: Any, token_id: Any) -> ApiToken:
     try:
         token = ApiToken.objects.select_for_update().get(pk=int(token_id), owner=user)
     except (ApiToken.DoesNotExist, TypeError, ValueError):
-        raise NotFound("Token not found.") from None
+        raise NotFound(_("Token not found.")) from None
     if token.revoked_at is None:
         token.revoked_at = timezone.now()
         token.save(update_fields=["revoked_at"])

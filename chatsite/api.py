@@ -7,6 +7,7 @@ from typing import Any
 from django.contrib.auth.decorators import login_not_required
 from django.http import HttpRequest, JsonResponse
 from django.urls import URLPattern, URLResolver
+from django.utils.translation import gettext as _
 from django.views.decorators.csrf import csrf_exempt
 
 from accounts import api as accounts_api
@@ -46,7 +47,7 @@ def _login_not_required(patterns: list[Any]) -> list[Any]:
 @login_not_required
 def not_found(request: HttpRequest, rest: str = "") -> JsonResponse:
     """Answer any path under /api/v1/ that names no operation: JSON, like every API error."""
-    return error_response(404, "not_found", "No such API operation.")
+    return error_response(404, "not_found", _("No such API operation."))
 
 
 def get_urls() -> tuple[list[Any], str, str]:

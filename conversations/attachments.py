@@ -20,6 +20,7 @@ from django.conf import settings
 from django.core.files.base import ContentFile
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from core import rls
 from core.errors import Invalid, NotFound, TooLarge
@@ -50,7 +51,7 @@ def _image_type(data: bytes) -> str | None:
     """Return the MIME type of an image Pillow can open in a format we keep, else None."""
     from PIL import Image, UnidentifiedImageError
 
-    too_many = Invalid("The image is too large in pixels.", code="unsupported_type")
+    too_many = Invalid(_("The image is too large in pixels."), code="unsupported_type")
     try:
         with warnings.catch_warnings():
             # Pillow only warns between its limit and twice it: make that a refusal too.
@@ -73,9 +74,9 @@ def upload(*, user: Any, conversation_id: Any, name: str, data: bytes) -> Attach
     conversation = get_conversation_for_user(user=user, conversation_id=conversation_id)
     limit = settings.ATTACHMENT_MAX_BYTES
     if len(data) > limit:
-        raise TooLarge(f"The file is larger than {limit} bytes.")
+        raise TooLarge(_("The file is larger than %(limit)s bytes.") % {"limit": limit})
     if not data:
-        raise Invalid("The file is empty.", code="empty_file")
+        raise Invalid(_("The file is empty."), code="empty_file")
     name = clean_name(name)
     content_type = _image_type(data)
     if content_type is not None:
@@ -84,7 +85,7 @@ def upload(*, user: Any, conversation_id: Any, name: str, data: bytes) -> Attach
         suffix = "." + name.rsplit(".", 1)[-1].lower() if "." in name else ""
         if suffix not in DOCUMENT_TYPES:
             raise Invalid(
-                "Attach an image (PNG, JPEG, WebP, GIF) or a document (.txt, .md, .pdf).",
+                _("Attach an image (PNG, JPEG, WebP, GIF) or a document (.txt, .md, .pdf)."),
                 code="unsupported_type",
             )
         # Split and indexed like the knowledge base, searched in this conversation only.
@@ -116,7 +117,7 @@ def get_for_user(*, user: Any, attachment_id: Any) -> Attachment:
         else None
     )
     if found is None:
-        raise NotFound("Attachment not found.")
+        raise NotFound(_("Attachment not found."))
     return found
 
 
@@ -131,7 +132,7 @@ def claim(*, conversation_id: Any, user: Any, ids: list[Any], message: Message) 
         )
     )
     if len(rows) != len(ids):
-        raise NotFound("An attachment is not an unsent file of this conversation.")
+        raise NotFound(_("An attachment is not an unsent file of this conversation."))
     Attachment.objects.filter(pk__in=ids).update(message=message)
     order = {pk: i for i, pk in enumerate(ids)}
     rows.sort(key=lambda a: order[a.pk])

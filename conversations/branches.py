@@ -16,6 +16,7 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from django.db import transaction
 from django.db.models import BooleanField, ExpressionWrapper
+from django.utils.translation import gettext as _
 
 from core.errors import Conflict, NotFound
 
@@ -108,7 +109,7 @@ def switch_branch(*, user: Any, message_id: Any, conversation_id: Any = None) ->
     """
     message = get_message_for_user(user=user, message_id=message_id)
     if conversation_id is not None and str(message.conversation_id) != str(conversation_id):
-        raise NotFound("Message not found.")
+        raise NotFound(_("Message not found."))
     conversation = lock_conversation(message.conversation_id)
     leaf = Tree.of(conversation.pk).newest_leaf(message.pk)
     if conversation.current_message_id != leaf:
@@ -126,7 +127,7 @@ def show_message(*, user: Any, message_id: Any, conversation_id: Any) -> Convers
     """
     message = get_message_for_user(user=user, message_id=message_id)
     if str(message.conversation_id) != str(conversation_id):
-        raise NotFound("Message not found.")
+        raise NotFound(_("Message not found."))
     conversation = message.conversation
     tree = Tree.of(conversation.pk)
     if message.pk in current_branch(conversation, tree):
@@ -167,12 +168,14 @@ def delete_message(*, user: Any, message_id: Any) -> Conversation:
     conversation = lock_conversation(found.conversation_id)
     tree = Tree.of(conversation.pk)
     if found.pk not in tree.parent:
-        raise NotFound("Message not found.")
+        raise NotFound(_("Message not found."))
     doomed = set(tree.subtree(found.pk))
     if ReplyRun.objects.filter(
         conversation=conversation, status=ReplyRun.Status.RUNNING, reply_to_id__in=doomed
     ).exists():
-        raise Conflict("A reply is being written under this message; stop it first.", code="busy")
+        raise Conflict(
+            _("A reply is being written under this message; stop it first."), code="busy"
+        )
     rows = list(conversation.messages.filter(pk__in=doomed).values_list("pk", "sequence_number"))
     conversation.current_message_id = leaf_after_delete(conversation, tree, doomed)
     conversation.save(update_fields=["current_message"])

@@ -8,6 +8,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from core import rls
 from core.errors import Invalid, NotFound
@@ -29,19 +30,19 @@ def get_selected_conversations(
     each other in a circle); the caller holds a transaction.
     """
     if not ids:
-        raise Invalid("Select at least one conversation.")
+        raise Invalid(_("Select at least one conversation."))
     if len(ids) > MAX_SELECTED:
-        raise Invalid(f"Select at most {MAX_SELECTED} conversations.")
+        raise Invalid(_("Select at most %(n)s conversations.") % {"n": MAX_SELECTED})
     pks = {parse_uuid(value) for value in ids}
     if None in pks:
-        raise NotFound("Conversation not found.")
+        raise NotFound(_("Conversation not found."))
     selected = owned_by(user).filter(pk__in=pks)
     if lock:
         rows = list(selected.order_by("pk").select_for_update())
     else:
         rows = list(selected.order_by("-updated_at"))
     if len(rows) != len(pks):
-        raise NotFound("Conversation not found.")
+        raise NotFound(_("Conversation not found."))
     return rows
 
 

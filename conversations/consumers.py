@@ -14,6 +14,8 @@ from channels.consumer import get_handler_name
 from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
+from django.utils.translation import gettext as _
+from django.utils.translation import override
 from pydantic import ValidationError
 
 from accounts.tokens import live_token_ids
@@ -25,6 +27,7 @@ from core.unavailable import close_socket_on_outage
 
 from . import events, temporary
 from .branches import switch_branch
+from .realtime.auth import scope_language
 from .realtime.backlog import unread_bytes
 from .realtime.frames import (
     CLIENT_FRAME,
@@ -93,6 +96,7 @@ class ScopedConsumer(AsyncWebsocketConsumer):
     is_closed = False
     accepted = False
     _held: list[tuple[str, str]] | None = None  # frames handed over before `release()`
+    language: str | None = None  # the person's (scope_language), found at the first message
 
     async def connect(self) -> None:
         """Close 4401 for a visitor or go on with `opened(user)`."""
@@ -155,7 +159,11 @@ class ScopedConsumer(AsyncWebsocketConsumer):
         handler = getattr(self, get_handler_name(message), None)
         if handler is None:
             raise ValueError(f"No handler for message type {message['type']}")
-        with rls.using(rls.scope_for_user(self.scope.get("user"))):
+        # What a person reads (errors, a reply's failure) in their language; a reply
+        # started here keeps it (its task copies this context).
+        if self.language is None:
+            self.language = scope_language(self.scope)
+        with rls.using(rls.scope_for_user(self.scope.get("user"))), override(self.language):
             try:
                 await handler(message)
             except Exception as exc:
@@ -225,10 +233,13 @@ class ConversationConsumer(ScopedConsumer):
         if self.conversation_id is None or self.is_closed:
             return
         if text_data is None:
-            await self.send_error("invalid", "Binary frames are not supported; send JSON text.")
+            await self.send_error("invalid", _("Binary frames are not supported; send JSON text."))
             return
         if len(text_data) > MAX_FRAME_CHARS:
-            await self.send_error("too_long", f"A frame is at most {MAX_FRAME_CHARS} characters.")
+            await self.send_error(
+                "too_long",
+                _("A frame is at most %(n)s characters.") % {"n": MAX_FRAME_CHARS},
+            )
             return
         try:
             frame = CLIENT_FRAME.validate_python(schemas.loads(text_data))

@@ -6,6 +6,7 @@ import logging
 from typing import Any
 
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from core.errors import Invalid
 
@@ -23,9 +24,11 @@ def _clean(value: Any, *, field: str, max_length: int) -> str:
     if value is None:
         return ""
     if not isinstance(value, str):
-        raise Invalid(f"{field} must be a string.")
+        raise Invalid(_("%(field)s must be a string.") % {"field": field})
     if len(value) > max_length:
-        raise Invalid(f"{field} is longer than {max_length} characters.")
+        raise Invalid(
+            _("%(field)s is longer than %(n)s characters.") % {"field": field, "n": max_length}
+        )
     return value.strip()
 
 
@@ -33,11 +36,11 @@ def _clean(value: Any, *, field: str, max_length: int) -> str:
 def rate_message(*, user: Any, message_id: Any, rating: str, comment: str = "") -> MessageFeedback:
     """Record the user's up/down rating of a message; a second rating replaces the first."""
     if rating not in MessageFeedback.Rating.values:
-        raise Invalid("rating must be up or down.")
+        raise Invalid(_("rating must be up or down."))
     message = get_message_for_user(user=user, message_id=message_id)
     if message.role != Message.Role.ASSISTANT:
-        raise Invalid("Only the assistant's replies can be rated.")
-    feedback, _ = MessageFeedback.objects.update_or_create(
+        raise Invalid(_("Only the assistant's replies can be rated."))
+    feedback, _created = MessageFeedback.objects.update_or_create(
         user=user,
         message=message,
         defaults={

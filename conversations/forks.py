@@ -9,6 +9,7 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from django.db import transaction
 from django.db.models import OuterRef, Subquery
+from django.utils.translation import gettext as _
 
 from core.errors import NotFound
 
@@ -42,7 +43,7 @@ def fork_conversation(
     source = get_conversation_for_user(user=user, conversation_id=conversation_id)
     message = get_message_for_user(user=user, message_id=from_message_id)
     if message.conversation_id != source.id:
-        raise NotFound("Message not found.")
+        raise NotFound(_("Message not found."))
     fork = Conversation.objects.create(
         created_by=user,
         title=title or fork_title(source.title or "Conversation"),

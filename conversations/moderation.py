@@ -18,6 +18,7 @@ from django.db.models import Count, Exists, OuterRef, QuerySet, Subquery
 from django.db.models.fields.json import KT
 from django.db.models.functions import Coalesce
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from audit.models import AuditEntry
 from audit.services import record
@@ -107,7 +108,7 @@ def get_reported_message(message_id: Any) -> Message:
     pk = parse_uuid(message_id)
     message = reported_messages().filter(pk=pk).first() if pk else None
     if message is None:
-        raise NotFound("Message not found.")
+        raise NotFound(_("Message not found."))
     return message
 
 
@@ -136,7 +137,7 @@ def dismiss_report(*, staff: Any, message_id: Any) -> Message:
     locked = reported_messages().select_for_update(of=("self",)).filter(pk=pk)
     message = locked.first() if pk else None
     if message is None:  # never reported, deleted, or another moderator dismissed it first
-        raise NotFound("Message not found.")
+        raise NotFound(_("Message not found."))
     facts = _facts(message)
     message.is_flagged, message.flag_reason = False, ""
     message.metadata = {k: v for k, v in message.metadata.items() if k != REPORTED_AT}
@@ -156,7 +157,7 @@ def delete_message(*, staff: Any, message_id: Any) -> Conversation:
         else None
     )
     if message is None:
-        raise NotFound("Message not found.")
+        raise NotFound(_("Message not found."))
     facts = _facts(message)
     before = message.conversation.message_count
     owner = message.conversation.created_by

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import IntegrityError, transaction
+from django.utils.translation import gettext as _
 
 from core.errors import Conflict
 
@@ -17,7 +18,9 @@ def _save(project: Project) -> Project:
         with transaction.atomic():
             project.save()
     except IntegrityError:
-        raise Conflict(f"You already have a project named {project.name!r}.") from None
+        raise Conflict(
+            _("You already have a project named %(name)s.") % {"name": repr(project.name)}
+        ) from None
     return project
 
 

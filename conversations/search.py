@@ -29,6 +29,7 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 from django.db.models import FloatField, Lookup, Q, QuerySet
 from django.db.models.expressions import RawSQL
+from django.utils.translation import gettext as _
 
 from core import rls
 from core.errors import Invalid
@@ -101,7 +102,7 @@ def _is_postgres() -> bool:
 def split_terms(q: str) -> list[str]:
     """Return the distinct search terms of `q` (whitespace-separated, at most a few)."""
     if len(q) > MAX_QUERY_CHARS:
-        raise Invalid(f"The search is longer than {MAX_QUERY_CHARS} characters.")
+        raise Invalid(_("The search is longer than %(n)s characters.") % {"n": MAX_QUERY_CHARS})
     terms: list[str] = []
     for term in q.split():
         if term.casefold() not in {t.casefold() for t in terms}:
@@ -228,7 +229,7 @@ def search_messages(
     `role`'s, written in [`after`, `before`) when given."""
     terms = split_terms(q or "")
     if not terms:
-        raise Invalid("Give a search term (q).")
+        raise Invalid(_("Give a search term (q)."))
     limit = max(1, min(int(limit), MAX_LIMIT))
     owned = _owned_conversation_ids(user, but=exclude_conversation_id)
     qs = Message.objects.filter(conversation_id__in=owned)

@@ -13,6 +13,8 @@ from django.db import connection
 from django.db.models import Q, QuerySet, Sum, TextField
 from django.db.models.functions import Cast
 from django.db.models.lookups import Contains
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from accounts.models import UserSettings
 from core import rows
@@ -23,7 +25,7 @@ from knowledge.models import DocumentChunk
 from .models import Attachment, Conversation, Message, MessageFeedback, Project, ReplyRun
 from .serializers import attachment_to_dict
 
-NOT_FOUND_MESSAGE = "Conversation not found."
+NOT_FOUND_MESSAGE = gettext_noop("Conversation not found.")
 
 
 def _user_pk(user: Any) -> Any | None:
@@ -62,12 +64,12 @@ def access_conversation(
     """
     pk, owner = parse_uuid(conversation_id), _user_pk(user)
     if pk is None or owner is None:
-        raise NotFound(NOT_FOUND_MESSAGE)
+        raise NotFound(_(NOT_FOUND_MESSAGE))
     if with_documents:
         assert lock, "the claim's statement locks the row"
         found = _claimed(pk, owner)
         if found is None:
-            raise NotFound(NOT_FOUND_MESSAGE)
+            raise NotFound(_(NOT_FOUND_MESSAGE))
         return found
     mine = owned_by(user)
     if lock:
@@ -77,7 +79,7 @@ def access_conversation(
     try:
         return mine.get(pk=pk)
     except Conversation.DoesNotExist:
-        raise NotFound(NOT_FOUND_MESSAGE) from None
+        raise NotFound(_(NOT_FOUND_MESSAGE)) from None
 
 
 # Written out once rather than built by the ORM at every claim: the queryset with four
@@ -139,7 +141,7 @@ def socket_access(*, user: Any, conversation_id: Any, stale_before: datetime) ->
     else's conversation answers NotFound, exactly like a missing one."""
     pk, owner = parse_uuid(conversation_id), _user_pk(user)
     if pk is None or owner is None:
-        raise NotFound(NOT_FOUND_MESSAGE)
+        raise NotFound(_(NOT_FOUND_MESSAGE))
     sql = _SOCKET_SQL.format(
         runs=ReplyRun._meta.db_table, conversations=Conversation._meta.db_table
     )
@@ -153,7 +155,7 @@ def socket_access(*, user: Any, conversation_id: Any, stale_before: datetime) ->
         cursor.execute(sql, params)
         row = cursor.fetchone()
     if row is None:
-        raise NotFound(NOT_FOUND_MESSAGE)
+        raise NotFound(_(NOT_FOUND_MESSAGE))
     return SocketAccess(bool(row[0]), row[1], bool(row[2]))
 
 
@@ -172,13 +174,13 @@ def get_message_for_user(*, user: Any, message_id: Any) -> Message:
     """Return a message of one of the user's conversations, or raise NotFound."""
     pk, owner = parse_uuid(message_id), _user_pk(user)
     if pk is None or owner is None:
-        raise NotFound("Message not found.")
+        raise NotFound(_("Message not found."))
     try:
         return Message.objects.select_related("conversation").get(
             pk=pk, conversation__created_by_id=owner
         )
     except Message.DoesNotExist:
-        raise NotFound("Message not found.") from None
+        raise NotFound(_("Message not found.")) from None
 
 
 def get_project_for_user(*, user: Any, project_id: Any) -> Project:
@@ -186,11 +188,11 @@ def get_project_for_user(*, user: Any, project_id: Any) -> Project:
     try:
         pk = int(project_id)
     except (TypeError, ValueError):
-        raise NotFound("Project not found.") from None
+        raise NotFound(_("Project not found.")) from None
     try:
         return Project.objects.get(pk=pk, owner=user)
     except Project.DoesNotExist:
-        raise NotFound("Project not found.") from None
+        raise NotFound(_("Project not found.")) from None
 
 
 def list_messages(

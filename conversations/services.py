@@ -11,6 +11,7 @@ from typing import Any
 from django.db import connection, transaction
 from django.db.models import Count, Max, Sum
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from agent.tokens import estimate_tokens
 from core import rows
@@ -51,7 +52,7 @@ def _project_of(*, user: Any, project: Any) -> Project | None:
         return None
     if isinstance(project, Project):
         if project.owner_id != user.pk:
-            raise NotFound("Project not found.")
+            raise NotFound(_("Project not found."))
         return project
     from .selectors import get_project_for_user
 
@@ -103,7 +104,7 @@ def update_conversation(*, conversation: Conversation, **changes: Any) -> Conver
     conversation's place among the recent ones) as it is."""
     unknown = set(changes) - EDITABLE_FIELDS
     if unknown:
-        raise Invalid(f"Unknown field: {', '.join(sorted(unknown))}.")
+        raise Invalid(_("Unknown field: %(names)s.") % {"names": ", ".join(sorted(unknown))})
     cleaned = dict(changes)
     if "model" in changes:
         cleaned["model"] = check_model(changes["model"])
@@ -308,5 +309,5 @@ def lock_conversation(conversation_id: Any) -> Conversation:
         sql = f"SELECT * FROM {Conversation._meta.db_table} WHERE id = %s{lock}"
         found = rows.fetch(Conversation, sql, [rows.param(Conversation, "pk", pk)])
     if found is None:
-        raise NotFound("Conversation not found.")
+        raise NotFound(_("Conversation not found."))
     return found

@@ -7,6 +7,7 @@ import secrets
 from typing import Any
 
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from core import rls
 from core.errors import Conflict, NotFound
@@ -28,10 +29,13 @@ def create_share(*, user: Any, conversation_id: Any) -> Share:
     (a temporary conversation: 409 `temporary_conversation`)."""
     conversation = get_conversation_for_user(user=user, conversation_id=conversation_id)
     if conversation.temporary:
-        raise Conflict("A temporary conversation cannot be shared.", code="temporary_conversation")
+        raise Conflict(
+            _("A temporary conversation cannot be shared."), code="temporary_conversation"
+        )
     if Share.objects.filter(created_by=user).count() >= MAX_SHARES_PER_USER:
         raise Conflict(
-            f"You have {MAX_SHARES_PER_USER} share links; revoke some first.", code="too_many"
+            _("You have %(n)s share links; revoke some first.") % {"n": MAX_SHARES_PER_USER},
+            code="too_many",
         )
     tree = Tree.of(conversation.pk)
     path = current_branch(conversation, tree)
@@ -59,19 +63,19 @@ def revoke_share(*, user: Any, share_id: Any) -> None:
     pk = parse_uuid(share_id)
     deleted = pk is not None and Share.objects.filter(pk=pk, created_by=user).delete()[0]
     if not deleted:
-        raise NotFound("Share link not found.")
+        raise NotFound(_("Share link not found."))
 
 
 def shared_snapshot(token: str) -> tuple[Share, list[Message]]:
     """Return a live share link and the messages of its snapshot still there, in order;
     NotFound for a revoked or unknown token."""
     if not TOKEN.fullmatch(token):
-        raise NotFound("This link does not exist or was revoked.")
+        raise NotFound(_("This link does not exist or was revoked."))
     # Whoever opens the link reads, as the share role, this link and its snapshot only.
     with rls.share_reader(token):
         share = Share.objects.filter(token=token).first()
         if share is None:
-            raise NotFound("This link does not exist or was revoked.")
+            raise NotFound(_("This link does not exist or was revoked."))
         ids = share.message_ids[:PAGE_MAX_MESSAGES]
         rows = (
             Message.objects.filter(conversation_id=share.conversation_id, pk__in=ids)

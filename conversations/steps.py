@@ -70,6 +70,19 @@ def fault_text(parts: Any) -> str:
     return step_text(faults[-1]) if faults else ""
 
 
+def finish_note(finish_reason: str, parts: Any) -> str:
+    """Return what a reply that did not end by itself says under it, in the active language
+    (why it failed, when a step tells); "" for a reply that ended."""
+    if finish_reason == "error":
+        return fault_text(parts) or gettext("The reply failed.")
+    notes = {
+        "stopped": gettext("Stopped."),
+        "interrupted": gettext("Interrupted."),
+        "max_tokens": gettext("Cut off at the length limit."),
+    }
+    return notes.get(finish_reason, "")
+
+
 def step_details(part: Any) -> list[dict[str, str]]:
     """Return what a tool step may show under its sentence, labelled: a call's input, a
     result's output. A failure shows nothing more (its error text was for the model)."""

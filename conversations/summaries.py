@@ -10,6 +10,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from agent.digest import Digest, summarize_conversation
 from core.errors import BudgetExceeded, Invalid, LlmUnavailable
@@ -42,9 +43,12 @@ def clean_max_words(max_words: Any) -> int:
     if max_words is None:
         return DEFAULT_MAX_WORDS
     if isinstance(max_words, bool) or not isinstance(max_words, int):
-        raise Invalid("max_length must be a whole number of words.")
+        raise Invalid(_("max_length must be a whole number of words."))
     if not MIN_WORDS <= max_words <= MAX_WORDS:
-        raise Invalid(f"max_length must be between {MIN_WORDS} and {MAX_WORDS} words.")
+        raise Invalid(
+            _("max_length must be between %(min)s and %(max)s words.")
+            % {"min": MIN_WORDS, "max": MAX_WORDS}
+        )
     return max_words
 
 
@@ -80,7 +84,7 @@ async def asummarize_conversation(
     words = clean_max_words(max_words)
     messages = await sync_to_async(latest_messages)(conversation_id=conversation.id)
     if not messages:
-        raise Invalid("There is nothing to summarize yet.")
+        raise Invalid(_("There is nothing to summarize yet."))
     # A summary is a model call its owner causes: refused past the budget, and counted.
     await sync_to_async(_check_owner_budget)(conversation.created_by_id)
     try:
@@ -89,7 +93,7 @@ async def asummarize_conversation(
         )
     except Exception as exc:
         logger.warning("summary of %s failed: %s", conversation.pk, exc)
-        raise LlmUnavailable("The model did not answer; nothing was changed.") from None
+        raise LlmUnavailable(_("The model did not answer; nothing was changed.")) from None
     return await sync_to_async(store_summary)(conversation_id=conversation.id, summary=text)
 
 

@@ -8,6 +8,8 @@ from typing import Any, TypedDict
 
 from asgiref.sync import sync_to_async
 from django.db.models import Q, QuerySet
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from core.errors import NotFound
 from core.ids import parse_uuid
@@ -15,7 +17,7 @@ from core.ids import parse_uuid
 from .chunking import Section, split_sections
 from .models import Document, DocumentChunk
 
-NOT_FOUND_MESSAGE = "Document not found."
+NOT_FOUND_MESSAGE = gettext_noop("Document not found.")
 SECTION_TEXT_CHARS = 8000
 NUMBER = re.compile(r"\d+(?:\.\d+)*")
 
@@ -46,11 +48,11 @@ def get_document_for_user(*, user: Any, document_id: Any) -> Document:
     """Return the user's document; someone else's answers exactly like a missing one."""
     pk, owner = parse_uuid(document_id), _user_id(user)
     if pk is None or owner is None:
-        raise NotFound(NOT_FOUND_MESSAGE)
+        raise NotFound(_(NOT_FOUND_MESSAGE))
     try:
         return Document.objects.get(pk=pk, owner_id=owner)
     except Document.DoesNotExist:
-        raise NotFound(NOT_FOUND_MESSAGE) from None
+        raise NotFound(_(NOT_FOUND_MESSAGE)) from None
 
 
 def in_scope(scope: Any = None, documents: Collection[str] | None = None, *, on: str = "") -> Q:

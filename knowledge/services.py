@@ -7,6 +7,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from core.errors import Invalid, TooLarge
 from text.words import index_terms
@@ -23,13 +24,15 @@ MAX_FILENAME_CHARS = 255
 def check_upload(*, filename: str, size: int) -> None:
     """Refuse a file by its name and size before reading it."""
     if not filename:
-        raise Invalid("Choose a file to upload.", code="empty_file")
+        raise Invalid(_("Choose a file to upload."), code="empty_file")
     kind_for(filename, settings.KNOWLEDGE_ALLOWED_EXTENSIONS)
     limit = settings.KNOWLEDGE_MAX_UPLOAD_BYTES
     if size > limit:
-        raise TooLarge(f"The file is larger than {limit // (1024 * 1024) or limit} MB.")
+        raise TooLarge(
+            _("The file is larger than %(size)s MB.") % {"size": limit // (1024 * 1024) or limit}
+        )
     if size == 0:
-        raise Invalid("The file is empty.", code="empty_file")
+        raise Invalid(_("The file is empty."), code="empty_file")
 
 
 def build_chunks(document: Document) -> list[DocumentChunk]:
@@ -74,7 +77,7 @@ def upload_document(
     )
     title = " ".join((title or "").split())[:TITLE_MAX_LENGTH] or _title_for(filename)
     if "\x00" in title:
-        raise Invalid("The title must not contain NUL characters.")
+        raise Invalid(_("The title must not contain NUL characters."))
     document = Document(
         owner=user,
         title=title,
@@ -86,7 +89,7 @@ def upload_document(
     )
     chunks = build_chunks(document)
     if not chunks:
-        raise Invalid("The file contains no text to search.", code="empty_file")
+        raise Invalid(_("The file contains no text to search."), code="empty_file")
     with transaction.atomic():
         document.save()
         DocumentChunk.objects.bulk_create(chunks, batch_size=500)

@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal, TypedDict
 
 import numpy as np
+from django.utils.translation import gettext as _
 
 from agent.steps import ToolFailed
 from core.db_async import db_async
@@ -59,15 +60,18 @@ def namespace(user_id: Any) -> tuple[str, str]:
 def clean_text(text: Any) -> str:
     """Return a memory's text if it can be one (1–500 characters of storable text)."""
     if not isinstance(text, str):
-        raise Invalid("A memory is text.")
+        raise Invalid(_("A memory is text."))
     try:
         text = storable_text(text).strip()
-    except ValueError as exc:
-        raise Invalid(f"The memory {exc}.") from None
+    except ValueError:
+        # storable_text's two refusals, each a whole sentence here.
+        if "\x00" in text:
+            raise Invalid(_("The memory must not contain NUL characters.")) from None
+        raise Invalid(_("The memory must be valid Unicode text (no lone surrogates).")) from None
     if not text:
-        raise Invalid("A memory cannot be empty.")
+        raise Invalid(_("A memory cannot be empty."))
     if len(text) > MAX_CHARS:
-        raise Invalid(f"A memory is at most {MAX_CHARS} characters.")
+        raise Invalid(_("A memory is at most %(n)s characters.") % {"n": MAX_CHARS})
     return text
 
 
@@ -76,7 +80,7 @@ def _key(memory_id: Any) -> str:
     try:
         return uuid.UUID(str(memory_id)).hex
     except (ValueError, TypeError, AttributeError):
-        raise NotFound("No such memory.") from None
+        raise NotFound(_("No such memory.")) from None
 
 
 def _aware(value: datetime) -> datetime:
@@ -130,7 +134,7 @@ def get_memory(*, user_id: Any, memory_id: Any) -> Memory:
     """Return one of the user's memories (someone else's is not found, like a missing one)."""
     item = get_store().get(namespace(user_id), _key(memory_id))
     if item is None:
-        raise NotFound("No such memory.")
+        raise NotFound(_("No such memory."))
     return _as_memory(item)
 
 
@@ -151,7 +155,7 @@ def add_memory(
         if str(item.value.get("text", "")).casefold() == text.casefold():
             return _as_memory(item)
     if len(existing) >= MAX_PER_USER:
-        raise Conflict(f"You have {MAX_PER_USER} memories; delete some first.")
+        raise Conflict(_("You have %(n)s memories; delete some first.") % {"n": MAX_PER_USER})
     key = uuid.uuid4().hex
     value = {
         "text": text,
@@ -173,7 +177,7 @@ def edit_memory(*, user_id: Any, memory_id: Any, text: Any) -> Memory:
     key = _key(memory_id)
     item = store.get(namespace(user_id), key)
     if item is None:
-        raise NotFound("No such memory.")
+        raise NotFound(_("No such memory."))
     store.put(namespace(user_id), key, {**item.value, "text": text}, index=False)
     return get_memory(user_id=user_id, memory_id=key)
 
@@ -183,7 +187,7 @@ def delete_memory(*, user_id: Any, memory_id: Any) -> None:
     store = get_store()
     key = _key(memory_id)
     if store.get(namespace(user_id), key) is None:
-        raise NotFound("No such memory.")
+        raise NotFound(_("No such memory."))
     store.delete(namespace(user_id), key)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
+from django.utils.translation import gettext as _
 from ninja import Query, Router
 
 from core import rls
@@ -55,7 +56,7 @@ def staff_usage(request: HttpRequest, query: Query[StaffUsageQuery]):
     """Every user's tokens by user, model or day (staff only; `format=csv` for a file)."""
     user = request.auth
     if not (user.is_active and user.is_staff):
-        raise NotFound("No such API operation.")
+        raise NotFound(_("No such API operation."))
     start, end = query.days(timezone.now().date())
     with rls.maintenance():  # staff read every user's rows, as in /admin/
         report = selectors.staff_usage(start=start, end=end, group=query.group)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.http import FileResponse, HttpRequest
+from django.utils.translation import gettext as _
 from ninja import File, Router, Status
 from ninja.files import UploadedFile
 
@@ -27,7 +28,7 @@ def upload_attachment(request: HttpRequest, conversation_id: str, file: File[Upl
     a message of this conversation (`attachments` of message.send / POST …/messages)."""
     limit = settings.ATTACHMENT_MAX_BYTES
     if file.size is not None and file.size > limit:
-        raise TooLarge(f"The file is larger than {limit} bytes.")
+        raise TooLarge(_("The file is larger than %(limit)s bytes.") % {"limit": limit})
     attachment = attachments.upload(
         user=request.auth,
         conversation_id=conversation_id,

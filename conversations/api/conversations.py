@@ -9,6 +9,7 @@ from typing import IO, Any
 
 from asgiref.sync import sync_to_async
 from django.http import HttpRequest, StreamingHttpResponse
+from django.utils.translation import gettext as _
 from ninja import Field, Query, Router, Schema, Status
 
 from conversations import (
@@ -171,7 +172,10 @@ def _import_source(request: HttpRequest) -> Iterator[IO[bytes]]:
         if upload is None:
             raise imports.InvalidImport("file: send the export as the multipart field `file`.")
         if upload.size is not None and upload.size > imports.max_import_file_bytes():
-            raise TooLarge(f"The file is larger than {imports.max_import_file_bytes()} bytes.")
+            raise TooLarge(
+                _("The file is larger than %(limit)s bytes.")
+                % {"limit": imports.max_import_file_bytes()}
+            )
         with upload.open("rb") as file:
             yield file
         return
@@ -181,7 +185,7 @@ def _import_source(request: HttpRequest) -> Iterator[IO[bytes]]:
         while chunk := request.read(1024 * 1024):
             copied += len(chunk)
             if copied > limit:
-                raise TooLarge(f"The file is larger than {limit} bytes.")
+                raise TooLarge(_("The file is larger than %(limit)s bytes.") % {"limit": limit})
             spool.write(chunk)
         spool.seek(0)
         yield spool

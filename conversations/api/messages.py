@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.http import HttpRequest
+from django.utils.translation import gettext as _
 from ninja import Query, Router, Status
 
 from conversations import branches, feedback, replies, search, selectors
@@ -50,7 +51,7 @@ def list_messages(
     after, before, limit, cursor = params.after, params.before, params.limit, params.cursor
     if cursor is not None:
         if not cursor.isdigit() or int(cursor) > MAX_SEQ:
-            raise Invalid("The cursor is not valid for this query.", code="bad_cursor")
+            raise Invalid(_("The cursor is not valid for this query."), code="bad_cursor")
         after = int(cursor)
     # With only `before`, the page is the one just before it (scrolling back).
     newest = before is not None and after is None

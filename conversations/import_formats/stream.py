@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 import ijson
+from django.utils.translation import gettext as _
 from ijson.common import ObjectBuilder
 
 from core import schemas
@@ -74,10 +75,12 @@ class BoundedReader(io.RawIOBase):
         self.read_bytes += len(data)
         self.since_value += len(data)
         if self.read_bytes > self.total:
-            raise TooLarge(f"The file is larger than {self.total} bytes.")
+            raise TooLarge(_("The file is larger than %(limit)s bytes.") % {"limit": self.total})
         if self.since_value > self.per_value:
             limit = self.per_value - READ_AHEAD
-            raise TooLarge(f"A single value in the file is larger than {limit} bytes.")
+            raise TooLarge(
+                _("A single value in the file is larger than %(limit)s bytes.") % {"limit": limit}
+            )
         return data
 
     def readinto(self, buffer: Any) -> int:
@@ -134,7 +137,10 @@ def _read_json(stream: BoundedReader, max_item_bytes: int) -> Iterator[Item]:
             size += len(chunk)
             stream.since_value = 0
             if size > max_item_bytes:
-                raise TooLarge(f"The conversation is larger than {max_item_bytes} bytes.")
+                raise TooLarge(
+                    _("The conversation is larger than %(limit)s bytes.")
+                    % {"limit": max_item_bytes}
+                )
         raw = b"".join(chunks)
         try:
             whole = Whole(schemas.loads(raw))

@@ -8,6 +8,7 @@ check and never read cookies; every other socket keeps it (cross-site hijacking)
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 from channels.auth import AuthMiddlewareStack
@@ -15,6 +16,8 @@ from channels.db import database_sync_to_async
 from channels.middleware import BaseMiddleware
 from channels.security.websocket import AllowedHostsOriginValidator
 from django.contrib.auth.models import AnonymousUser
+from django.http.cookie import parse_cookie
+from django.utils import translation
 
 from accounts.tokens import authenticate_token
 
@@ -25,6 +28,17 @@ def header(scope: dict[str, Any], name: bytes) -> bytes | None:
         if key.lower() == name:
             return value
     return None
+
+
+def scope_language(scope: dict[str, Any]) -> str:
+    """Return the language a socket's person reads, as LocaleMiddleware decides it for a
+    page: the language cookie (a browser's), else Accept-Language, else LANGUAGE_CODE."""
+    cookie = header(scope, b"cookie") or b""
+    request = SimpleNamespace(
+        COOKIES=parse_cookie(cookie.decode("latin-1")),
+        META={"HTTP_ACCEPT_LANGUAGE": (header(scope, b"accept-language") or b"").decode("latin-1")},
+    )
+    return translation.get_language_from_request(request)  # type: ignore[arg-type]
 
 
 class BearerAuthMiddleware(BaseMiddleware):

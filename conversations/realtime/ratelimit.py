@@ -27,6 +27,8 @@ from typing import Any
 import limits.storage
 import limits.strategies
 from django.conf import settings
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 from limits import RateLimitItemPerSecond
 from limits.aio.storage import MemoryStorage, RedisStorage, Storage
 from limits.aio.strategies import MovingWindowRateLimiter
@@ -39,6 +41,16 @@ from .redis import get_redis
 logger = logging.getLogger(__name__)
 
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+# The refusal of each kind counted, a whole sentence each (languages word counts differently).
+REFUSALS = {
+    "messages": gettext_noop(
+        "More than %(count)s messages in %(window)s seconds; try again later."
+    ),
+    "syncs": gettext_noop("More than %(count)s syncs in %(window)s seconds; try again later."),
+    "searches": gettext_noop(
+        "More than %(count)s searches in %(window)s seconds; try again later."
+    ),
+}
 KEY_PREFIX = "chat:rate"
 
 # Storage (and its locks or connections) belongs to the loop that made it.
@@ -57,6 +69,18 @@ def parse_rate(rate: str) -> tuple[int, int]:
     if window is None or not count.strip().isdigit():
         raise ValueError(f"CHAT_RATE_LIMIT must look like '30/m', not {rate!r}")
     return int(count), window
+
+
+def refusal(*, count: int, what: str, window: int) -> str:
+    """Say, in the active language, that more than `count` `what` came in `window` seconds."""
+    template = REFUSALS.get(what)
+    if template is None:  # a kind with no sentence of its own: named as it is
+        return _("More than %(count)s %(what)s in %(window)s seconds; try again later.") % {
+            "count": count,
+            "what": what,
+            "window": window,
+        }
+    return _(template) % {"count": count, "window": window}
 
 
 def _limiter() -> MovingWindowRateLimiter:
@@ -98,10 +122,7 @@ async def acheck_rate(*, user_id: Any, rate: str | None = None, what: str = "mes
         logger.warning("rate limit not checked (Redis unreachable, failing open): %s", exc)
         return
     retry_after = max(1, math.ceil(stats.reset_time - time.time()))
-    raise RateLimited(
-        f"More than {count} {what} in {window} seconds; try again later.",
-        retry_after=retry_after,
-    )
+    raise RateLimited(refusal(count=count, what=what, window=window), retry_after=retry_after)
 
 
 def _sync_limiter() -> limits.strategies.MovingWindowRateLimiter:
@@ -134,7 +155,7 @@ def check_rate(*, user_id: Any, rate: str, what: str) -> None:
         logger.warning("rate limit not checked (Redis unreachable, failing open): %s", exc)
         return
     raise RateLimited(
-        f"More than {count} {what} in {window} seconds; try again later.",
+        refusal(count=count, what=what, window=window),
         retry_after=max(1, math.ceil(stats.reset_time - time.time())),
     )
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from django.conf import settings
+from django.utils.translation import gettext as _
 from pydantic import ValidationError
 
 from core.errors import Invalid, SensitiveInfo, TooLarge
@@ -32,11 +33,19 @@ class Ask:
 
     def __post_init__(self) -> None:
         if (self.message is not None) != (self.kind in ("send", "edit")):
-            raise Invalid(f"A {self.kind} {'takes no' if self.message else 'needs a'} message.")
-        if (self.message_id is None) != (self.kind == "send"):
-            raise Invalid(
-                f"A {self.kind} {'needs' if self.message_id is None else 'takes no'} message id."
+            problem = (
+                _("A %(kind)s takes no message.")
+                if self.message
+                else _("A %(kind)s needs a message.")
             )
+            raise Invalid(problem % {"kind": self.kind})
+        if (self.message_id is None) != (self.kind == "send"):
+            problem = (
+                _("A %(kind)s needs a message id.")
+                if self.message_id is None
+                else _("A %(kind)s takes no message id.")
+            )
+            raise Invalid(problem % {"kind": self.kind})
 
     @classmethod
     def send(cls, content: str, **fields: Any) -> Ask:
@@ -78,7 +87,9 @@ def _message(content: str, fields: dict[str, Any]) -> MessageIn:
     except ValidationError as exc:
         problem = exc.errors()[0]
         where = ".".join(str(part) for part in problem["loc"])
-        raise Invalid(f"{where}: {problem['msg']}") from None
+        raise Invalid(
+            _("%(field)s: %(problem)s") % {"field": where, "problem": problem["msg"]}
+        ) from None
 
 
 def check_message(ask: Ask) -> tuple[str, ...]:
@@ -87,7 +98,9 @@ def check_message(ask: Ask) -> tuple[str, ...]:
     if ask.message is None:
         return ()
     if len(ask.message.content) > settings.MESSAGE_MAX_CHARS:
-        raise TooLarge(f"Message is longer than {settings.MESSAGE_MAX_CHARS} characters.")
+        raise TooLarge(
+            _("Message is longer than %(n)s characters.") % {"n": settings.MESSAGE_MAX_CHARS}
+        )
     return check_sensitive(ask.message.content, confirmed=ask.message.confirm_sensitive)
 
 
@@ -104,7 +117,8 @@ def check_sensitive(content: str, *, confirmed: bool) -> tuple[str, ...]:
     if mode == "warn" and confirmed:
         return kinds
     raise SensitiveInfo(
-        f"The message looks like it holds sensitive information ({', '.join(kinds)}).",
+        _("The message looks like it holds sensitive information (%(kinds)s).")
+        % {"kinds": ", ".join(kinds)},
         findings=[f.as_dict() for f in findings],
         can_confirm=mode == "warn",
     )

@@ -101,7 +101,7 @@ async def start_reply(
     `llm_unavailable` if the model fails.
     """
     if new_conversation is not None and ask.kind != "send":
-        raise Invalid("A new conversation starts with a message sent.")
+        raise Invalid(_("A new conversation starts with a message sent."))
     sensitive_kinds = check_message(ask)
     if ask.model:
         await acheck_model(ask.model)
@@ -376,7 +376,7 @@ class ReplyRunner:
             await self.hub.remove_run(self.handle)
             if not self.done.done():
                 if self.deleted:
-                    self.done.set_exception(NotFound("Conversation not found."))
+                    self.done.set_exception(NotFound(_("Conversation not found.")))
                     self.done.exception()  # retrieved: nobody may be waiting
                 else:
                     self.done.set_result(result.message if result is not None else None)

@@ -15,6 +15,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from core import rows
 from core.errors import Conflict, Invalid, NotFound
@@ -36,7 +37,7 @@ class Busy(Conflict):
     """A reply is already running in the conversation (maybe in a process that died)."""
 
     def __init__(self, run: ReplyRun) -> None:
-        super().__init__("A reply is already running in this conversation.", code="busy")
+        super().__init__(_("A reply is already running in this conversation."), code="busy")
         self.run = run
 
 
@@ -151,7 +152,9 @@ def claim_reply(
         conversation.save(update_fields=["current_message", "updated_at"])
     resume_after = continues or (question.parent if question.parent_id else None)
     # Every ask starts a turn here; refused, the transaction stores nothing of it.
-    budgeted = usage.check_budget(user=user, reserved=lambda: selectors.held_by_running_replies(user))
+    budgeted = usage.check_budget(
+        user=user, reserved=lambda: selectors.held_by_running_replies(user)
+    )
     run = rows.insert(
         ReplyRun(
             id=run_id,
@@ -213,18 +216,18 @@ def _target(conversation: Conversation, ask: Ask) -> Message | None:
         else None
     )
     if target is None:
-        raise NotFound("Message not found.")
+        raise NotFound(_("Message not found."))
     question = target if target.role == Message.Role.USER else target.parent
     if ask.kind == "edit" and target.role != Message.Role.USER:
-        raise Invalid("Only your own messages can be edited.")
+        raise Invalid(_("Only your own messages can be edited."))
     if ask.kind == "continue" and (
         target.role != Message.Role.ASSISTANT
         or target.finish_reason not in CUT_OFF
         or not target.content
     ):
-        raise Invalid("Only a reply that was cut short can be continued.")
+        raise Invalid(_("Only a reply that was cut short can be continued."))
     if question is None or question.role != Message.Role.USER:
-        raise Invalid("That message answers no message of yours.")
+        raise Invalid(_("That message answers no message of yours."))
     return target
 
 

@@ -111,10 +111,10 @@ def step_text(part: dict[str, Any]) -> str:
 
 
 @register.filter
-def fault_text(message: Any) -> str:
-    """Return why a failed reply failed, in the reader's language ("" if it does not say):
-    `{{ m|fault_text }}`."""
-    return steps.fault_text(message.parts)
+def finish_note(message: Any) -> str:
+    """What a reply that did not end by itself says under it, in the reader's language:
+    `{{ m|finish_note }}`."""
+    return steps.finish_note(message.finish_reason, message.parts)
 
 
 @register.filter

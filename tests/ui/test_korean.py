@@ -3,6 +3,7 @@ interface text that stays the same in English and Korean (an untranslated string
 
 from __future__ import annotations
 
+import ast
 import re
 from html.parser import HTMLParser
 from pathlib import Path
@@ -152,3 +153,70 @@ def test_no_page_shows_english_interface_text_in_korean(alice_client, pages):
         if same:
             untranslated[url] = sorted(same)
     assert untranslated == {}, "\n".join(f"{u}: {v}" for u, v in untranslated.items())
+
+
+# The guard below: a service's refusal reaches people as an API error body or a toast, so
+# its message is a gettext call evaluated where it is raised (in the active language).
+APPS = ("accounts", "agent", "audit", "conversations", "core", "knowledge", "memories",
+        "presets", "sso", "toolbox", "usage")  # fmt: skip
+
+
+def _user_facing_errors() -> set[str]:
+    """Name every error whose message people read: core.errors' and TooDeep."""
+    from core import errors
+    from core.schemas import TooDeep
+
+    found = {TooDeep.__name__}
+    for name, value in vars(errors).items():
+        if isinstance(value, type) and issubclass(value, errors.ServiceError):
+            found.add(name)
+    return found
+
+
+def _is_english_literal(node) -> bool:
+    """Say whether `node` is English text written in place: a string, an f-string,
+    `"…" % x`, `"…".format(…)` or `"…"[:n]`, not a gettext call."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str)
+    if isinstance(node, ast.JoinedStr):
+        return True
+    if isinstance(node, ast.BinOp):
+        return _is_english_literal(node.left) or _is_english_literal(node.right)
+    if isinstance(node, ast.Subscript):
+        return _is_english_literal(node.value)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        return node.func.attr == "format" and _is_english_literal(node.func.value)
+    return False
+
+
+def _message_of(call, name: str):
+    """Return the message argument of an error's constructor or `error_response`."""
+    position = {"error_response": 2, "HttpError": 1}.get(name, 0)
+    for keyword in call.keywords:
+        if keyword.arg == "message":
+            return keyword.value
+    return call.args[position] if len(call.args) > position else None
+
+
+def test_every_error_message_people_read_is_translated():
+    root = Path(__file__).resolve().parents[2]
+    names = _user_facing_errors() | {"error_response", "HttpError"}
+    english = []
+    for app in APPS:
+        for path in sorted((root / app).rglob("*.py")):
+            relative = path.relative_to(root)
+            if "tests" in relative.parts or path.name.startswith("test_"):
+                continue
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if not isinstance(node, ast.Call):
+                    continue
+                func = node.func
+                name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+                if name not in names:
+                    continue
+                message = _message_of(node, name)
+                if message is not None and _is_english_literal(message):
+                    english.append(f"{relative}:{node.lineno}")
+    assert english == [], "English error messages, wrap them in gettext:\n" + "\n".join(
+        sorted(english)
+    )

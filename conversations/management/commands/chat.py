@@ -7,10 +7,13 @@ import json
 import sys
 import uuid
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
+from django.utils import translation
+from django.utils.translation import gettext as _
 
-from conversations import selectors, services, threads
+from conversations import selectors, services, steps, threads
 from conversations.realtime.hub import aclose_hub, get_hub
 from conversations.replies import Ask, start_reply
 from core import rls
@@ -28,14 +31,23 @@ class Command(BaseCommand):
     def add_arguments(self, parser) -> None:
         parser.add_argument("conversation_id", nargs="?", help="continue this conversation")
         parser.add_argument("--user", default=DEMO_USERNAME, help="act as this user")
+        parser.add_argument(
+            "--language",
+            choices=[code for code, _name in settings.LANGUAGES],
+            default=settings.LANGUAGE_CODE,
+            help="the language of errors and steps (default: LANGUAGE_CODE)",
+        )
 
     def handle(self, *args, conversation_id: str | None = None, user: str = "", **opts) -> None:
-        try:
-            owner = get_user_model().objects.get(username=user)
-        except get_user_model().DoesNotExist:
-            raise CommandError(f"No user named {user!r} (run `manage.py demo`).") from None
-        with rls.as_user(owner.pk):  # the terminal acts as that user, and sees only theirs
-            self._start(owner, conversation_id, opts)
+        with translation.override(opts.get("language") or settings.LANGUAGE_CODE):
+            try:
+                owner = get_user_model().objects.get(username=user)
+            except get_user_model().DoesNotExist:
+                raise CommandError(
+                    _("No user named %(name)r (run `manage.py demo`).") % {"name": user}
+                ) from None
+            with rls.as_user(owner.pk):  # the terminal acts as that user, and sees only theirs
+                self._start(owner, conversation_id, opts)
 
     def _start(self, owner, conversation_id: str | None, opts: dict) -> None:
         try:
@@ -44,7 +56,7 @@ class Command(BaseCommand):
                     user=owner, conversation_id=conversation_id
                 )
             else:
-                conversation = services.create_conversation(user=owner, title="Terminal chat")
+                conversation = services.create_conversation(user=owner, title=_("Terminal chat"))
         except ServiceError as exc:
             raise CommandError(exc.message) from None
         self.verbosity = opts.get("verbosity", 1)
@@ -78,12 +90,13 @@ class Command(BaseCommand):
             )
             reply = await started.assistant_message()
         except ServiceError as exc:
-            self.stderr.write(f"error: {exc.message}")
+            self.stderr.write(_("error: %(message)s") % {"message": exc.message})
             return
         await get_hub().flushed(conversation_id)
         self.stdout.write("")
-        if reply is not None and reply.finish_reason not in {"end_turn", ""}:
-            self.stderr.write(f"[{reply.finish_reason}]")
+        note = steps.finish_note(reply.finish_reason, reply.parts) if reply is not None else ""
+        if note:
+            self.stderr.write(f"[{note}]")
 
 
 class _Printer:
@@ -100,7 +113,7 @@ class _Printer:
             self.command.stdout.flush()
         elif frame_type == "thinking" and self.command.verbosity > 1:
             frame = json.loads(text)
-            self.command.stderr.write(f"[{frame['step']}] {frame['content']}")
+            self.command.stderr.write(f"[{frame['step']}] {steps.step_text(frame)}")
 
     async def close_with(self, code: int) -> None:
         """Nothing to close: the terminal stays."""
