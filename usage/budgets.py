@@ -15,7 +15,6 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connection
-from django.db.models import F, Sum
 
 from .models import Budget, UsageRollup
 
@@ -91,13 +90,21 @@ _MEMBERS = get_user_model().groups.through._meta.db_table
 
 def used_since(user_id: Any, start: date) -> int:
     """Return the tokens (input + output) the user's replies used from `start` on."""
-    total = UsageRollup.objects.filter(user_id=user_id, day__gte=start).aggregate(
-        n=Sum(F("input_tokens") + F("output_tokens"))
-    )["n"]
+    # Written out (every claim under a budget asks): the ORM's aggregate costs more CPU to
+    # build than the query takes.
+    with connection.cursor() as cursor:
+        cursor.execute(_USED_SQL, [user_id, start])
+        (total,) = cursor.fetchone()
     return int(total or 0)
 
 
-def budget_state(user: Any, *, now: datetime) -> BudgetState:
-    """Return the user's budget, what they used of it this month and when it resets."""
-    limit = budget_limit(user)
+_USED_SQL = f"""SELECT SUM(input_tokens + output_tokens) FROM {UsageRollup._meta.db_table}
+WHERE user_id = %s AND day >= %s"""
+
+
+def budget_state(user: Any, *, now: datetime, limit: int | bool | None = False) -> BudgetState:
+    """Return the user's budget, what they used of it this month and when it resets
+    (`limit`: the budget in force when the caller already asked budget_limit)."""
+    if limit is False:
+        limit = budget_limit(user)
     return BudgetState(limit, used_since(user.pk, month_start(now)), next_month_start(now))

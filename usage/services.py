@@ -28,6 +28,7 @@ from .models import ConversationMonth, UsageRollup
 # a minute; the month's reset is not the time to come back).
 RESERVED_RETRY_AFTER = 10
 
+_LOCK_USER = f"SELECT id FROM {get_user_model()._meta.db_table} WHERE id = %s"
 _TABLE = UsageRollup._meta.db_table
 _UPSERT = f"""
 INSERT INTO {_TABLE} (day, user_id, model, conversation_id, input_tokens, output_tokens, replies)
@@ -113,11 +114,16 @@ def check_budget(
     Raises BudgetExceeded (the caller's transaction then stores nothing). A reply already
     running is never cut: only the start of a turn is checked.
     """
-    if budget_limit(user) is None:
+    limit = budget_limit(user)
+    if limit is None:
         return False  # most sites: no budget, so this month's usage is not summed at every claim
     now = now or timezone.now()
-    list(get_user_model().objects.select_for_update().filter(pk=user.pk).values_list("pk"))
-    state = budget_state(user, now=now)
+    with connection.cursor() as cursor:  # written out: one of a claim's statements
+        cursor.execute(
+            _LOCK_USER + (" FOR UPDATE" if connection.features.has_select_for_update else ""),
+            [user.pk],
+        )
+    state = budget_state(user, now=now, limit=limit)
     held = reserved() if reserved is not None else 0
     if state.limit is None or state.used + held < state.limit:
         return True
