@@ -10,6 +10,7 @@ from typing import IO, Any
 from django.conf import settings
 from django.db import DataError, transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 from pydantic import ValidationError
 
 from agent.tokens import estimate_tokens
@@ -19,6 +20,7 @@ from . import events
 from .export_format import ExportedMessage, ExportFile
 from .import_formats import OURS, InvalidImport, read_conversations
 from .models import (
+    TITLE_MAX_LENGTH,
     TOKENS_ESTIMATED,
     Conversation,
     Message,
@@ -98,7 +100,7 @@ def import_file(*, user: Any, source: IO[bytes]) -> Imported:
             where = "" if entry.where == "file" and entry.format == OURS else entry.where
             export = validate_export(entry.data, where=where or "")
             with transaction.atomic():  # a savepoint: a refused row takes only its own
-                conversation = store_conversation(user=user, export=export)
+                conversation = store_conversation(user=user, export=export, app=entry.format)
         except (InvalidImport, DataError) as exc:
             message = exc.message if isinstance(exc, InvalidImport) else f"{entry.where}: {exc}"
             first_failure = first_failure or message
@@ -167,8 +169,28 @@ def import_conversation(*, user: Any, raw: bytes | str) -> Conversation:
     return imported.conversations[0]
 
 
-def store_conversation(*, user: Any, export: ExportFile) -> Conversation:
-    """Create the user's conversation from a validated export (in the caller's transaction)."""
+# How an imported copy is told apart from a conversation of the same title: the app that
+# wrote it, or "imported" for this app's own export.
+APP_NAMES = {
+    "chatgpt": "ChatGPT",
+    "claude": "Claude",
+    "openwebui": "Open WebUI",
+    "librechat": "LibreChat",
+}
+
+
+def copy_title(user: Any, title: str, app: str) -> str:
+    """Return an imported conversation's title: as it was, or marked when the user already
+    has a conversation of that title (two identical rows in the sidebar tell nothing)."""
+    if not title or not Conversation.objects.filter(created_by=user, title=title).exists():
+        return title
+    suffix = f" ({APP_NAMES.get(app) or _('imported')})"
+    return title[: TITLE_MAX_LENGTH - len(suffix)].rstrip() + suffix
+
+
+def store_conversation(*, user: Any, export: ExportFile, app: str = OURS) -> Conversation:
+    """Create the user's conversation from a validated export (in the caller's transaction);
+    `app`: the format it came in (import_formats' reader name, or OURS)."""
     header = export.conversation
     rows = sorted(export.messages, key=lambda m: m.sequence_number)
     offered = bool(header.model) and find_model(header.model) is not None
@@ -176,7 +198,7 @@ def store_conversation(*, user: Any, export: ExportFile) -> Conversation:
     conversation = Conversation.objects.create(
         created_by=user,
         status=Conversation.Status.SUMMARIZED if header.summary else Conversation.Status.ACTIVE,
-        title=header.title or "",
+        title=copy_title(user, header.title or "", app),
         description=header.description or "",
         service_id=header.service_id or "",
         summary=header.summary or "",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
@@ -44,7 +45,9 @@ EDITABLE_FIELDS = {
     "pinned",
     "tools",
 }
-AUTO_TITLE_MAX_LENGTH = 60
+# A first-words title is this long at most (ChatGPT's are a few words): a whole long first
+# message would fill the sidebar row and the header.
+AUTO_TITLE_TARGET_LENGTH = 40
 
 
 def _project_of(*, user: Any, project: Any) -> Project | None:
@@ -235,8 +238,9 @@ def insert_message(conversation: Conversation, new: NewMessage) -> Message:
     if new.make_current:
         conversation.current_message = message
         update_fields.append("current_message")
-    if role == Message.Role.USER and not conversation.title:
-        # Like the chat apps people know: an untitled conversation takes its first words.
+    if role == Message.Role.USER and _titled_by(conversation, message):
+        # Like the chat apps people know: an untitled conversation takes its first words,
+        # and a new version of its first message renames it (unless the person did).
         conversation.title = title_from_text(content)
         conversation.title_source = Conversation.TitleSource.FIRST_WORDS
         update_fields += ["title", "title_source"]
@@ -294,10 +298,30 @@ def recount(conversation: Conversation, *, also_save: tuple[str, ...] = ()) -> N
     conversation.save(update_fields=[*COUNTERS, "updated_at", *also_save])
 
 
-def title_from_text(text: str, *, limit: int = AUTO_TITLE_MAX_LENGTH) -> str:
-    """Return the first words of `text` as a one-line title."""
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+def _titled_by(conversation: Conversation, message: Message) -> bool:
+    """Say whether a user's message names its conversation: the first one of an untitled
+    conversation, or a new version of the first one while no person has named it."""
+    if not conversation.title:
+        return True
+    automatic = (Conversation.TitleSource.FIRST_WORDS, Conversation.TitleSource.MODEL)
+    return message.parent_id is None and conversation.title_source in automatic
+
+
+# Where a first sentence ends (a question's mark stays: "Why is the sky blue?").
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s|[\n\r]")
+
+
+def title_from_text(text: str, *, limit: int = AUTO_TITLE_TARGET_LENGTH) -> str:
+    """Return a short title from the first words of `text`: its first sentence, cut at a
+    word (a long word or a text without spaces at a character) to about `limit`."""
+    first = _SENTENCE_END.split(text.strip(), maxsplit=1)[0]
+    line = " ".join(first.split()).rstrip(" .,;:")
+    if len(line) <= limit:
+        return line
+    cut = line[: limit - 1]
+    if " " in cut[limit // 2 :]:
+        cut = cut.rsplit(" ", 1)[0]
+    return cut.rstrip(" .,;:") + "…"
 
 
 def lock_conversation(conversation_id: Any) -> Conversation:

@@ -10,7 +10,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from . import selectors
-from .models import Conversation
+from .models import PROJECT_NAME_MAX_LENGTH, Conversation
 
 SIDEBAR_SIZE = 80
 
@@ -22,6 +22,7 @@ class Sidebar:
     recent: list[tuple[str, str, list[Conversation]]] = field(default_factory=list)
     projects_data: list[dict[str, Any]] = field(default_factory=list)
     count: int = 0
+    project_name_max: int = PROJECT_NAME_MAX_LENGTH
 
 
 def recency_group(day: date, today: date) -> str:

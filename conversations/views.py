@@ -186,7 +186,6 @@ def detail(request: HttpRequest, conversation_id: Any) -> HttpResponse:
             "message_filter": message_filter,
             "filter_error": filter_error,
             "forks": forks,
-            "projects": selectors.list_projects(user=request.user),
             **_model_choices(),
             "instructions_max_chars": INSTRUCTIONS_MAX_CHARS,
             "comment_max_chars": feedback.COMMENT_MAX_LENGTH,

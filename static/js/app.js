@@ -1,7 +1,7 @@
 // Every page: the shell (sidebar drawer, menus, dialogs, shortcuts, banners) and the live sidebar.
-import { el } from "./dom.js";
-import { _ } from "./i18n.js";
 import { onListEvent } from "./live.js";
+import "./row_menu.js";
+import { removeConversation, showConversation } from "./sidebar.js";
 
 for (const language of document.querySelectorAll("#language-select")) {
   language.addEventListener("change", () => language.form.requestSubmit());
@@ -104,71 +104,10 @@ document.addEventListener("keydown", (event) => {
   }
 });
 
-// --- the sidebar follows changes made elsewhere -----------------------------------------------
-const GROUPS = { today: () => _("Today"), pinned: () => _("Pinned") };
-
-function item(c) {
-  const current = document.getElementById("conversation")?.dataset.id;
-  const link = el("a", { href: `/conversations/${c.id}/`, text: c.title || _("Untitled") });
-  if (c.id === current) link.setAttribute("aria-current", "page");
-  return el("li", { "data-id": c.id }, link);
-}
-
-// The list a conversation belongs in: pinned, its project's folder, or today's group.
-function listFor(c) {
-  const groups = document.getElementById("sidebar-groups");
-  if (c.pinned) {
-    const pinned = groups.querySelector('[data-group="pinned"]');
-    pinned.hidden = false;
-    return pinned.querySelector("ul");
-  }
-  if (c.project_id != null) {
-    const folder = groups.querySelector(`.project-folder[data-project="${CSS.escape(String(c.project_id))}"]`);
-    if (folder) return folder.querySelector("ul");
-  }
-  let today = groups.querySelector('[data-group="today"]');
-  if (!today) {
-    today = el("section", { className: "sidebar-group", "data-group": "today" },
-      el("h2", { text: GROUPS.today() }), el("ul"));
-    const after = groups.querySelector('[data-group="projects"]') || groups.querySelector('[data-group="pinned"]');
-    after.after(today);
-  }
-  return today.querySelector("ul");
-}
-
-function removeItem(id) {
-  const found = sidebar.querySelector(`#sidebar-groups li[data-id="${CSS.escape(id)}"]`);
-  if (!found) return;
-  const group = found.closest(".sidebar-group:not(.projects-group)");
-  found.remove();
-  if (group && !group.querySelector("li")) {
-    if (group.dataset.group === "pinned") group.hidden = true;
-    else group.remove();
-  }
-}
-
-function refreshEmpty() {
-  const empty = sidebar.querySelector(".sidebar-empty");
-  if (empty) empty.hidden = Boolean(sidebar.querySelector("#sidebar-groups li[data-id]"));
-}
-
+// --- the sidebar follows changes made elsewhere (sidebar.js); each row has a ⋯ menu ----------
 if (sidebar) {
   onListEvent((frame) => {
-    if (frame.type === "conversation.deleted") { removeItem(frame.conversation_id); refreshEmpty(); return; }
-    const c = frame.conversation;
-    if (!c || !c.id) return;
-    const existing = sidebar.querySelector(`#sidebar-groups li[data-id="${CSS.escape(c.id)}"]`);
-    if (c.status === "archived" || c.temporary) { removeItem(c.id); refreshEmpty(); return; }
-    // A frame may carry only some fields: keep what the sidebar already knows.
-    const known = existing ? {
-      title: existing.querySelector("a").textContent,
-      pinned: Boolean(existing.closest('[data-group="pinned"]')),
-      project_id: existing.closest(".project-folder")?.dataset.project ?? null,
-    } : {};
-    const merged = { ...known, ...c };
-    if (!("title" in c) && existing) merged.title = known.title;
-    removeItem(c.id);
-    listFor(merged).prepend(item(merged)); // newest activity first
-    refreshEmpty();
+    if (frame.type === "conversation.deleted") removeConversation(frame.conversation_id);
+    else showConversation(frame.conversation);
   });
 }

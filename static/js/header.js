@@ -4,7 +4,9 @@ import { api } from "./api.js";
 import { confirmDialog, copyText, el, toast } from "./dom.js";
 import { _, format, formatDate, formatNumber, ngettext } from "./i18n.js";
 import { share } from "./live.js";
+import { chooseProject } from "./projects.js";
 import { renderRich } from "./rich.js";
+import { showConversation } from "./sidebar.js";
 
 // Wire the header's controls; return `{updateHeader}` for live updates.
 export function initHeader(root, conversationId) {
@@ -35,8 +37,7 @@ export function initHeader(root, conversationId) {
       pin.querySelector("span").textContent = conversation.pinned ? _("Unpin") : _("Pin");
     }
     if (conversation.summary) showSummary(conversation.summary, conversation.summary_at);
-    const project = document.getElementById("project-select");
-    if ("project_id" in conversation && !project.closest("dialog").open) project.value = conversation.project_id ?? "";
+    if ("project_id" in conversation) root.dataset.projectId = conversation.project_id ?? "";
     showInstructions(conversation);
   }
 
@@ -218,15 +219,16 @@ export function initHeader(root, conversationId) {
     });
   });
 
-  const projectDialog = document.getElementById("project-dialog");
-  projectDialog.addEventListener("close", () => {
-    if (projectDialog.returnValue !== "ok") return;
-    const select = document.getElementById("project-select");
-    const value = select.value ? Number(select.value) : null;
-    headerAction(select, async () => {
+  document.getElementById("move-button").addEventListener("click", async (event) => {
+    const button = event.currentTarget;
+    const current = root.dataset.projectId ? Number(root.dataset.projectId) : null;
+    const value = await chooseProject(current);
+    if (value === undefined) return;
+    headerAction(button, async () => {
       const conversation = await api("PATCH", `/conversations/${conversationId}`, { project_id: value });
       updateHeader(conversation);
       share({ type: "conversation.updated", conversation });
+      showConversation(conversation); // this tab's sidebar too
       toast(_("Moved."));
     });
   });

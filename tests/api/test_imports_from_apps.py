@@ -140,7 +140,16 @@ def test_this_apps_own_export_still_answers_the_conversation(api, alice):
     exported = b"".join(exported)  # an async stream, read the way a sync server would
     response = upload(api, "ours.json", exported)
     assert response.status_code == 201
-    assert response.json()["title"] == "Ours" and "items" not in response.json()
+    # A copy beside its original says it is one: two identical rows would tell nothing.
+    assert response.json()["title"] == "Ours (imported)" and "items" not in response.json()
+
+
+def test_a_second_import_of_another_apps_file_names_the_app(api):
+    data = (FIXTURES / "chatgpt_conversations.json").read_bytes()
+    first = upload(api, "conversations.json", data).json()["items"]
+    again = upload(api, "conversations.json", data).json()["items"]
+    assert [c["title"] for c in first] == ["Dog names", "자기소개"]
+    assert [c["title"] for c in again] == ["Dog names (ChatGPT)", "자기소개 (ChatGPT)"]
 
 
 def _chatgpt_with(**changes) -> bytes:

@@ -190,6 +190,50 @@ async def test_the_offline_model_keeps_the_first_words_title(alice, settings):
         await sync_to_async(connections.close_all)()
 
 
+async def test_a_long_first_message_titles_the_conversation_with_its_first_words_only(
+    alice, settings
+):
+    settings.OPENAI_API_KEY = None
+    settings.OFFLINE_MODEL_CHARS_PER_SECOND = 0
+    first = (
+        "Can you plan a four-day trip to Jeju for two people in late April, with good "
+        "seafood restaurants, an easy hike and a rainy-day option? We arrive by ferry."
+    )
+    conversation = await sync_to_async(services.create_conversation)(user=alice)
+    try:
+        await ask(alice, conversation, content=first)
+        refreshed = await sync_to_async(Conversation.objects.get)(pk=conversation.pk)
+        assert refreshed.title == "Can you plan a four-day trip to Jeju…"
+        assert len(refreshed.title) <= services.AUTO_TITLE_TARGET_LENGTH
+    finally:
+        await aclose_hub()
+        await close_checkpointers()
+        await sync_to_async(connections.close_all)()
+
+
+async def test_editing_the_first_message_retitles_unless_the_person_named_it(alice, settings):
+    settings.OPENAI_API_KEY = None
+    settings.OFFLINE_MODEL_CHARS_PER_SECOND = 0
+    try:
+        named = await sync_to_async(services.create_conversation)(user=alice)
+        untouched = await sync_to_async(services.create_conversation)(user=alice)
+        for conversation in (named, untouched):
+            await ask(alice, conversation, content="Recipe for kimchi stew")
+        await sync_to_async(services.rename_conversation)(conversation=named, title="Dinner ideas")
+        for conversation in (named, untouched):
+            first = await conversation.messages.filter(role="user").afirst()
+            await ask(alice, conversation, kind="edit", message_id=first.pk, content="Bibimbap?")
+        assert (await Conversation.objects.aget(pk=untouched.pk)).title == "Bibimbap?"
+        assert (await Conversation.objects.aget(pk=named.pk)).title == "Dinner ideas"
+        # A later message never renames it.
+        await ask(alice, untouched, content="And a side dish, please.")
+        assert (await Conversation.objects.aget(pk=untouched.pk)).title == "Bibimbap?"
+    finally:
+        await aclose_hub()
+        await close_checkpointers()
+        await sync_to_async(connections.close_all)()
+
+
 async def test_a_server_that_refuses_tools_still_answers_and_is_not_sent_them_again(model, alice):
     def no_tools(body: dict) -> Reply:
         if body.get("tools"):

@@ -12,6 +12,8 @@ from tests.support.openai_replies import Reply
 from usage.models import Budget
 from usage.services import record_usage
 
+from .conftest import watch
+
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True}
@@ -135,3 +137,86 @@ def test_a_refused_send_leaves_no_waiting_bubble_and_keeps_the_words(new_context
     expect(page.locator("li.message.streaming")).to_have_count(0)
     assert page.input_value("#composer-input") == "One more, please"
     expect(page.locator("#stop-button")).to_be_hidden()
+
+
+def _row(page, conversation):
+    return page.locator(f'#sidebar-groups li[data-id="{conversation.id}"]')
+
+
+def test_a_sidebar_rows_menu_renames_pins_moves_archives_and_deletes_without_opening(
+    new_context, alice, page_errors
+):
+    here = services.create_conversation(user=alice, title="Where I am")
+    other = services.create_conversation(user=alice, title="Trip to Jeju")
+    doomed = services.create_conversation(user=alice, title="Old draft")
+    page = new_context(alice).new_page()
+    watch(page, page_errors)
+    _open(page, here)
+    row = _row(page, other)
+
+    # Rename in place.
+    row.hover()
+    row.locator(".row-more").click()
+    expect(page.locator("#row-menu")).to_be_visible()
+    page.get_by_role("menuitem", name="Rename").click()
+    page.locator(".row-rename").fill("Jeju in spring")
+    page.keyboard.press("Enter")
+    expect(row.locator("a")).to_have_text("Jeju in spring")
+    expect(page.locator("#toast")).to_have_text("Renamed.")  # stored
+    other.refresh_from_db()
+    assert other.title == "Jeju in spring"
+    assert page.url.endswith(f"/conversations/{here.id}/")  # never opened
+
+    # Move to a new project made from the menu's dialog: a folder with a count of 1.
+    row.locator("a").click(button="right")
+    page.get_by_role("menuitem", name="Move to project…").click()
+    page.select_option("#project-select", "new")
+    page.fill("#project-name", "Travel")
+    page.locator("#project-save").click()
+    folder = page.locator(".project-folder", has_text="Travel")
+    expect(folder.locator(".count")).to_have_text("1")
+    other.refresh_from_db()
+    assert other.project is not None and other.project.name == "Travel"
+
+    # Pin (by keyboard: the context-menu key on the focused row), then archive.
+    folder.locator("summary").click()  # the folder opens to show its chats
+    _row(page, other).locator("a").focus()
+    page.keyboard.press("Shift+F10")
+    page.get_by_role("menuitem", name="Pin").click()
+    expect(page.locator('[data-group="pinned"]')).to_contain_text("Jeju in spring")
+    expect(folder.locator(".count")).to_have_text("0")
+    other.refresh_from_db()
+    assert other.pinned
+    _row(page, other).locator("a").click(button="right")
+    page.get_by_role("menuitem", name="Archive").click()
+    expect(_row(page, other)).to_have_count(0)
+    other.refresh_from_db()
+    assert other.status == "archived"
+
+    # Delete, after the confirmation.
+    _row(page, doomed).locator("a").click(button="right")
+    page.get_by_role("menuitem", name="Delete").click()
+    page.locator("#confirm-ok").click()
+    expect(_row(page, doomed)).to_have_count(0)
+    assert not type(doomed).objects.filter(pk=doomed.pk).exists()
+    assert page.url.endswith(f"/conversations/{here.id}/")
+    assert page_errors == {"errors": [], "dialogs": []}
+
+
+def test_a_project_is_made_from_the_sidebar_and_a_chat_moved_in_from_its_header(new_context, alice):
+    conversation = services.create_conversation(user=alice, title="Recipes")
+    page = new_context(alice).new_page()
+    _open(page, conversation)
+    page.locator("#new-project").click()
+    expect(page.locator("#project-choice")).to_be_hidden()
+    page.fill("#project-name", "Cooking")
+    page.locator("#project-save").click()
+    folder = page.locator(".project-folder", has_text="Cooking")
+    expect(folder.locator(".count")).to_have_text("0")
+    page.locator("#conv-menu > summary").click()
+    page.get_by_role("menuitem", name="Move to project…").click()
+    page.select_option("#project-select", label="Cooking")
+    page.locator("#project-save").click()
+    expect(folder.locator(".count")).to_have_text("1")
+    conversation.refresh_from_db()
+    assert conversation.project.name == "Cooking"

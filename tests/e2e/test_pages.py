@@ -88,7 +88,7 @@ def test_language_switcher_changes_the_language(new_context, alice):
 def test_tokens_page_shows_a_new_secret_once(new_context, alice):
     page = new_context(alice).new_page()
     page.goto("/settings/tokens/")
-    page.get_by_label("Name").fill("laptop script")
+    page.get_by_label("Name", exact=True).fill("laptop script")
     page.get_by_role("button", name="Create token").click()
     secret = page.locator("#new-token").inner_text()
     assert re.fullmatch(r"cht_[0-9a-f]{8}_\S+", secret)

@@ -20,7 +20,7 @@ def test_a_preset_made_on_its_page_starts_a_chat_from_a_starter(new_context, ali
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     page.goto("/presets/")
     page.get_by_role("link", name="New preset").click()
-    page.get_by_label("Name").fill("Trip planner")
+    page.get_by_label("Name", exact=True).fill("Trip planner")
     page.get_by_label("Icon").fill("🧳")
     page.get_by_label("Instructions").fill("Plan trips day by day.")
     page.get_by_label("Starter prompts").fill("Plan three days in Lisbon\nWhat should I pack?")
