@@ -196,7 +196,7 @@ def test_a_statement_slower_than_the_timeout_is_ended_by_postgresql_not_waited_f
     # The socket's ask: an error frame to try again, the socket open, nothing stored.
     assert out["socket_error"]["code"] == "unavailable", out["socket_error"]
     assert "too busy" in out["socket_error"]["detail"]
-    assert out["socket_after"]["message"]["parent_id"]  # answered on the same socket, once it passed
+    assert out["socket_after"]["message"]["parent_id"]  # answered, on the same socket
     assert [m.content for m in Message.objects.filter(conversation=conversation, role="user")] == [
         "hello again"
     ]
