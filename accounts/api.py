@@ -4,6 +4,7 @@ tools a user may switch on (SPEC: Tools)."""
 from __future__ import annotations
 
 import asyncio
+from typing import Literal
 
 from django.http import HttpRequest
 from ninja import Field, Router, Schema
@@ -33,6 +34,7 @@ class UserSettingsOut(Schema):
     custom_instructions: str = Field(description="added to every conversation's instructions")
     memory_enabled: bool = Field(description="memories across conversations: recalled and saved")
     tools_enabled: list[str] = Field(description="tool ids on in new conversations (GET /tools)")
+    theme: Literal["system", "light", "dark"] = Field(description="the pages' colours")
 
 
 class UserSettingsPatchIn(Input):
@@ -40,6 +42,7 @@ class UserSettingsPatchIn(Input):
     custom_instructions: Instructions | None = None
     memory_enabled: StrictBool | None = None
     tools_enabled: ToolIds | None = Field(None, description="ids GET /tools lists")
+    theme: Literal["system", "light", "dark"] | None = None
 
 
 @router.get("/me/settings", response={200: UserSettingsOut, **ERRORS})

@@ -6,6 +6,7 @@ from django.utils.translation import gettext_lazy as _
 
 from core.schemas import INSTRUCTIONS_MAX_CHARS
 
+from .models import Theme
 from .tokens import NAME_MAX_LENGTH
 
 
@@ -30,6 +31,13 @@ class UserSettingsForm(forms.Form):
             "Added to the instructions of every conversation, e.g. who you are and how "
             "you like answers."
         ),
+    )
+
+    theme = forms.ChoiceField(
+        label=_("Theme"),
+        required=False,
+        choices=Theme.choices,
+        widget=forms.RadioSelect,
     )
 
     tools_enabled = forms.MultipleChoiceField(

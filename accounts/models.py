@@ -31,6 +31,12 @@ class ApiToken(models.Model):
         return self.revoked_at is None
 
 
+class Theme(models.TextChoices):
+    SYSTEM = "system", _("As the device prefers")
+    LIGHT = "light", _("Light")
+    DARK = "dark", _("Dark")
+
+
 class UserSettings(models.Model):
     """A user's chat settings (SPEC: Models and instructions); absent = the defaults."""
 
@@ -47,6 +53,8 @@ class UserSettings(models.Model):
     memory_enabled = models.BooleanField(_("memory"), default=True)
     # Tool ids on by default in this user's conversations (null: the site's defaults).
     tools_enabled = models.JSONField(_("tools"), null=True, blank=True, default=None)
+    # Light, dark, or as the device prefers (every page: html[data-theme]).
+    theme = models.CharField(_("theme"), max_length=8, choices=Theme.choices, default=Theme.SYSTEM)
     updated_at = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:

@@ -14,7 +14,13 @@ from toolbox.servers import list_servers
 
 from .models import UserSettings
 
-EDITABLE_FIELDS = {"default_model", "custom_instructions", "memory_enabled", "tools_enabled"}
+EDITABLE_FIELDS = {
+    "default_model",
+    "custom_instructions",
+    "memory_enabled",
+    "tools_enabled",
+    "theme",
+}
 
 
 def get_user_settings(*, user: Any) -> UserSettings:
@@ -42,6 +48,12 @@ def update_user_settings(*, user: Any, **changes: Any) -> UserSettings:
     return found
 
 
+def theme_of(user: Any) -> str:
+    """Return the theme a user chose for every page ("light", "dark"), or "" (the device's)."""
+    chosen = UserSettings.objects.filter(user_id=user.pk).values_list("theme", flat=True).first()
+    return "" if chosen in (None, UserSettings.theme.field.default) else chosen
+
+
 def user_settings_to_dict(found: UserSettings) -> dict[str, Any]:
     """Return the settings as the API shows them."""
     return {
@@ -49,4 +61,5 @@ def user_settings_to_dict(found: UserSettings) -> dict[str, Any]:
         "custom_instructions": found.custom_instructions,
         "memory_enabled": found.memory_enabled,
         "tools_enabled": enabled_ids(conversation_tools=None, user_tools=found.tools_enabled),
+        "theme": found.theme,
     }

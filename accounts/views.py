@@ -87,13 +87,17 @@ def preferences(request: HttpRequest) -> HttpResponse:
         "tools_enabled": catalog.enabled_ids(
             conversation_tools=None, user_tools=current.tools_enabled
         ),
+        "theme": current.theme,
     }
     form = UserSettingsForm(request.POST or None, initial=initial, models=models, tools=tools)
     status = 200
     if request.method == "POST":
         if form.is_valid():
+            changes = dict(form.cleaned_data)
+            if not changes.get("theme"):
+                changes.pop("theme", None)  # not sent: left as it is
             try:
-                update_user_settings(user=request.user, **form.cleaned_data)
+                update_user_settings(user=request.user, **changes)
             except ServiceError as exc:
                 form.add_error(None, exc.message)
                 status = 400

@@ -19,6 +19,14 @@ class Shell:
         user = self.request.user
         return build_sidebar(user=user) if user.is_authenticated else None
 
+    @cached_property
+    def theme(self) -> str:
+        """The person's theme: "light", "dark", or "" (as the device prefers)."""
+        from accounts.preferences import theme_of
+
+        user = self.request.user
+        return theme_of(user) if user.is_authenticated else ""
+
     @property
     def signup_open(self) -> bool:
         """Sign-up is off when only single sign-on may sign in (OIDC_ONLY)."""

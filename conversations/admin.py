@@ -276,7 +276,9 @@ class MessageFeedbackAdmin(admin.ModelAdmin):
     list_display = ("message", "user", "rating", "created_at")
     list_filter = ("rating",)
     raw_id_fields = ("message",)
-    readonly_fields = ("user", "message", "rating", "comment", "created_at", "updated_at")
+    readonly_fields = (
+        "user", "message", "rating", "reasons", "comment", "created_at", "updated_at"
+    )  # fmt: skip
 
 
 @admin.register(Project)

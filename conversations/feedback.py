@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 from django.db import transaction
@@ -33,10 +34,16 @@ def _clean(value: Any, *, field: str, max_length: int) -> str:
 
 
 @transaction.atomic
-def rate_message(*, user: Any, message_id: Any, rating: str, comment: str = "") -> MessageFeedback:
-    """Record the user's up/down rating of a message; a second rating replaces the first."""
+def rate_message(
+    *, user: Any, message_id: Any, rating: str, comment: str = "", reasons: Sequence[str] = ()
+) -> MessageFeedback:
+    """Record the user's up/down rating of a message, with what was wrong (`reasons`:
+    MessageFeedback.Reason values); a second rating replaces the first."""
     if rating not in MessageFeedback.Rating.values:
         raise Invalid(_("rating must be up or down."))
+    unknown = [r for r in reasons if r not in MessageFeedback.Reason.values]
+    if unknown:
+        raise Invalid(_("Unknown reason: %(names)s.") % {"names": ", ".join(map(str, unknown))})
     message = get_message_for_user(user=user, message_id=message_id)
     if message.role != Message.Role.ASSISTANT:
         raise Invalid(_("Only the assistant's replies can be rated."))
@@ -46,6 +53,7 @@ def rate_message(*, user: Any, message_id: Any, rating: str, comment: str = "") 
         defaults={
             "rating": rating,
             "comment": _clean(comment, field="comment", max_length=COMMENT_MAX_LENGTH),
+            "reasons": [r for r in MessageFeedback.Reason.values if r in reasons],
         },
     )
     return feedback

@@ -246,10 +246,21 @@ class MessageFeedback(models.Model):
         UP = "up", _("Helpful")
         DOWN = "down", _("Not helpful")
 
+    class Reason(models.TextChoices):
+        """What was wrong with a reply (a thumbs-down's chips)."""
+
+        INCORRECT = "incorrect", _("Incorrect")
+        UNHELPFUL = "not_helpful", _("Not helpful")
+        INSTRUCTIONS = "ignored_instructions", _("Did not follow instructions")
+        UNSAFE = "unsafe", _("Unsafe or harmful")
+        TOO_LONG = "too_long", _("Too long")
+        TOO_SHORT = "too_short", _("Too short")
+
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="feedback")
     rating = models.CharField(max_length=4, choices=Rating.choices)
     comment = models.TextField(blank=True, max_length=2000)
+    reasons = models.JSONField(default=list, blank=True)  # Reason values, in their order
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

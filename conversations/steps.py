@@ -70,6 +70,15 @@ def fault_text(parts: Any) -> str:
     return step_text(faults[-1]) if faults else ""
 
 
+# A reply that saved or deleted a memory says so under it ("Memory updated", as ChatGPT).
+MEMORY_CHANGES = frozenset({"tool.remember.done", "tool.forget.done"})
+
+
+def changed_memory(parts: Any) -> bool:
+    """Say whether a reply's steps saved or deleted one of the person's memories."""
+    return any(step_code(p) in MEMORY_CHANGES for p in parts or ())
+
+
 def finish_note(finish_reason: str, parts: Any) -> str:
     """Return what a reply that did not end by itself says under it, in the active language
     (why it failed, when a step tells); "" for a reply that ended."""

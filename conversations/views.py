@@ -33,7 +33,7 @@ from . import branches, exports, feedback, selectors, shares
 from .api.conversations import export_response, start_conversation
 from .api.schemas import ConversationCreateIn
 from .list_page import FILTER_KEYS
-from .models import Conversation
+from .models import Conversation, MessageFeedback
 from .rendering import render_markdown
 from .replies import store
 from .tree import with_siblings
@@ -189,6 +189,7 @@ def detail(request: HttpRequest, conversation_id: Any) -> HttpResponse:
             **_model_choices(),
             "instructions_max_chars": INSTRUCTIONS_MAX_CHARS,
             "comment_max_chars": feedback.COMMENT_MAX_LENGTH,
+            "feedback_reasons": MessageFeedback.Reason.choices,
             "report_max_chars": feedback.REASON_MAX_LENGTH,
             "message_max_chars": settings.MESSAGE_MAX_CHARS,
             "tool_menu": _tool_menu(conversation, request.user, preset),

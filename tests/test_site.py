@@ -15,19 +15,30 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.mark.django_db
-def test_demo_command_creates_a_user_with_korean_and_english_conversations(capsys):
+def test_demo_command_creates_a_user_with_conversations_in_the_sites_language(capsys):
     call_command("demo", "--if-no-users")
     out = capsys.readouterr().out
     assert "username 'demo'" in out
     demo = get_user_model().objects.get(username="demo")
-    titles = list(Conversation.objects.filter(created_by=demo).values_list("title", flat=True))
-    assert "주간 회의 준비" in titles and "Trip to Lisbon" in titles
+    titles = set(Conversation.objects.filter(created_by=demo).values_list("title", flat=True))
+    assert titles == {"Weekly meeting prep", "Trip to Lisbon", "Python question"}  # English
     assert all(c.message_count > 0 for c in Conversation.objects.all())
     # Written by hand, and labelled so: no reply claims a model, each is marked a sample.
     replies = Message.objects.filter(conversation__created_by=demo, role="assistant")
     assert replies and all(m.model == "" and m.metadata.get("sample") for m in replies)
     lisbon = Conversation.objects.get(created_by=demo, title="Trip to Lisbon")
     assert "sample" in lisbon.description.lower()
+
+
+@pytest.mark.django_db
+def test_a_korean_site_gets_korean_samples(settings):
+    settings.LANGUAGE_CODE = "ko"
+    call_command("demo", "--if-no-users")
+    demo = get_user_model().objects.get(username="demo")
+    titles = set(Conversation.objects.filter(created_by=demo).values_list("title", flat=True))
+    assert titles == {"주간 회의 준비", "리스본 여행", "Python 질문"}
+    lisbon = Conversation.objects.get(created_by=demo, title="리스본 여행")
+    assert "예시" in lisbon.description  # the sample note in the same language
 
 
 @pytest.mark.django_db

@@ -142,12 +142,17 @@ def search_messages(request: HttpRequest, params: Query[SearchParams]):
 def rate_message(request: HttpRequest, message_id: str, payload: FeedbackIn):
     """Rate a message up or down, with an optional comment; rating again replaces it."""
     row = feedback.rate_message(
-        user=request.auth, message_id=message_id, rating=payload.rating, comment=payload.comment
+        user=request.auth,
+        message_id=message_id,
+        rating=payload.rating,
+        comment=payload.comment,
+        reasons=payload.reasons,
     )
     return {
         "message_id": str(row.message_id),
         "rating": row.rating,
         "comment": row.comment,
+        "reasons": row.reasons,
         "updated_at": row.updated_at,
     }
 

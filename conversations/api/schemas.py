@@ -197,15 +197,22 @@ class SearchPage(Schema):
     next_cursor: str | None
 
 
+FeedbackReason = Literal[
+    "incorrect", "not_helpful", "ignored_instructions", "unsafe", "too_long", "too_short"
+]
+
+
 class FeedbackIn(Input):
     rating: Literal["up", "down"]
     comment: Text = Field("", max_length=2000)
+    reasons: list[FeedbackReason] = Field(default_factory=list, max_length=6)
 
 
 class FeedbackOut(Schema):
     message_id: str
     rating: str
     comment: str
+    reasons: list[str]
     updated_at: datetime
 
 

@@ -111,6 +111,12 @@ def step_text(part: dict[str, Any]) -> str:
 
 
 @register.filter
+def changed_memory(message: Any) -> bool:
+    """Whether a reply saved or deleted a memory: `{% if m|changed_memory %}`."""
+    return steps.changed_memory(message.parts)
+
+
+@register.filter
 def finish_note(message: Any) -> str:
     """What a reply that did not end by itself says under it, in the reader's language:
     `{{ m|finish_note }}`."""

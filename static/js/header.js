@@ -233,6 +233,18 @@ export function initHeader(root, conversationId) {
     });
   });
 
+  // On a phone the model picker lives in the ⋯ menu: the title keeps the header's room.
+  const picker = document.getElementById("model-select") || document.getElementById("model-select-name");
+  const phone = window.matchMedia("(max-width: 600px)");
+  const placePicker = () => {
+    if (!picker) return;
+    const items = document.querySelector("#conv-menu .menu-items");
+    if (phone.matches) items.prepend(picker);
+    else document.getElementById("conv-menu").before(picker);
+  };
+  placePicker();
+  phone.addEventListener("change", placePicker);
+
   document.getElementById("model-select")?.addEventListener("change", (event) => {
     const select = event.currentTarget;
     headerAction(select, async () => {

@@ -73,7 +73,8 @@ export function initMessageActions(conversationId, { isRunning, startAction, sen
     const form = el("form", { className: "editor" }, area, el("div", { className: "row" }, save, cancel));
     bubble.hidden = true;
     bubble.after(form);
-    const close = () => { form.remove(); bubble.hidden = false; };
+    li.classList.add("editing"); // the whole column's width, without its actions (app.css)
+    const close = () => { form.remove(); bubble.hidden = false; li.classList.remove("editing"); };
     cancel.addEventListener("click", close);
     area.addEventListener("keydown", (event) => {
       if (event.key === "Escape") { event.preventDefault(); event.stopPropagation(); close(); }
@@ -94,13 +95,41 @@ export function initMessageActions(conversationId, { isRunning, startAction, sen
     area.setSelectionRange(area.value.length, area.value.length);
   }
 
+  // A thumbs-down asks what was wrong: reason chips and, if the person wants, words.
+  function askWhatWentWrong() {
+    const dialog = document.getElementById("feedback-dialog");
+    const form = dialog.querySelector("form");
+    form.reset();
+    dialog.returnValue = "";
+    dialog.showModal();
+    return new Promise((resolve) => {
+      dialog.addEventListener("close", () => {
+        if (dialog.returnValue !== "ok") { resolve(null); return; }
+        const reasons = [...form.querySelectorAll("input[name=reason]:checked")].map((box) => box.value);
+        resolve({ reasons, comment: form.querySelector("#feedback-comment").value.trim() });
+      }, { once: true });
+    });
+  }
+
+  // A thumbs-up is recorded at once (as in ChatGPT); a thumbs-down asks what went wrong.
   async function rate(li, button, rating) {
-    const comment = await askComment(rating === "up" ? _("What was good? (optional)") : _("What went wrong? (optional)"));
-    if (comment === null) return;
-    await api("POST", `/messages/${li.dataset.id}/feedback`, { rating, comment });
+    const said = rating === "down" ? await askWhatWentWrong() : { reasons: [], comment: "" };
+    if (said === null) return;
+    await api("POST", `/messages/${li.dataset.id}/feedback`, { rating, ...said });
     for (const b of li.querySelectorAll('[data-action="up"], [data-action="down"]')) b.setAttribute("aria-pressed", String(b === button));
     toast(_("Thanks for the feedback."));
   }
+
+  // On a touch screen a tap on a message shows its actions and its line; a tap elsewhere
+  // (or on another message) hides them again (app.css: hover:none).
+  const touch = window.matchMedia("(hover: none)");
+  document.addEventListener("click", (event) => {
+    if (!touch.matches) return;
+    const li = event.target.closest("li.message");
+    if (li && event.target.closest("a, button, summary, details, input, textarea, select")) return;
+    for (const shown of list.querySelectorAll("li.message.tapped")) if (shown !== li) shown.classList.remove("tapped");
+    li?.classList.toggle("tapped");
+  });
 
   list.addEventListener("click", async (event) => {
     const button = event.target.closest("button[data-action]");

@@ -187,9 +187,14 @@ export function initMessages(root, { markSeen }) {
 
   // Steps that count (waiting for the model: 10 s, 20 s…) update their own line.
   const COUNTING = new Set(["model.waiting", "model.busy"]);
+  const MEMORY_CHANGES = new Set(["tool.remember.done", "tool.forget.done"]); // steps.py's
 
   function showStep(frame) {
     const node = ensureStreaming();
+    if (MEMORY_CHANGES.has(frame.code) && !node.querySelector(".memory-chip")) {
+      node.querySelector(".bubble").after(el("a", { className: "chip memory-chip", href: "/memories/" },
+        el("span", { text: _("Memory updated") })));
+    }
     const text = stepText(frame);
     if (!text) return;
     const steps = node.querySelector(".live-steps");

@@ -138,7 +138,8 @@ function renderDiagrams(codes) {
 
 async function loadMermaid() {
   const mermaid = await loadScript("mermaid/mermaid.min.js", "mermaid");
-  const dark = window.matchMedia("(prefers-color-scheme: dark)").matches;
+  const chosen = document.documentElement.dataset.theme; // Settings' theme, else the device's
+  const dark = chosen ? chosen === "dark" : window.matchMedia("(prefers-color-scheme: dark)").matches;
   mermaid.initialize({
     startOnLoad: false,
     securityLevel: "strict",

@@ -38,15 +38,23 @@ def test_feedback_is_one_per_user_and_changeable(api, alice):
     response = api.post(f"/messages/{reply.id}/feedback", {"rating": "up"})
     assert response.status_code == 200
     assert response.json()["rating"] == "up"
-    response = api.post(f"/messages/{reply.id}/feedback", {"rating": "down", "comment": "wrong"})
+    response = api.post(
+        f"/messages/{reply.id}/feedback",
+        {"rating": "down", "comment": "wrong", "reasons": ["too_long", "incorrect"]},
+    )
     assert response.json() | {"updated_at": None} == {
         "message_id": str(reply.id),
         "rating": "down",
         "comment": "wrong",
+        "reasons": ["incorrect", "too_long"],  # in the list's order
         "updated_at": None,
     }
     assert MessageFeedback.objects.get().rating == "down"
     assert api.post(f"/messages/{reply.id}/feedback", {"rating": "meh"}).status_code == 422
+    for bad in (["rude"], "incorrect", ["incorrect"] * 7):
+        refused = api.post(f"/messages/{reply.id}/feedback", {"rating": "up", "reasons": bad})
+        assert refused.status_code == 422, bad
+    assert MessageFeedback.objects.get().reasons == ["incorrect", "too_long"]  # unchanged
 
 
 def test_reported_message_is_flagged_for_the_admin(api, alice, admin_client):

@@ -144,9 +144,11 @@ def test_settings_round_trip_and_stay_the_users_own(api, bob_api, two_models):
         "custom_instructions": "",
         "memory_enabled": True,
         "tools_enabled": [],  # no search provider, no sandbox: nothing on by default
+        "theme": "system",
     }
     changed = api.patch(
-        "/me/settings", {"default_model": "fake-c", "custom_instructions": "I am a nurse."}
+        "/me/settings",
+        {"default_model": "fake-c", "custom_instructions": "I am a nurse.", "theme": "dark"},
     )
     assert changed.status_code == 200
     assert api.get("/me/settings").json() == {
@@ -154,12 +156,14 @@ def test_settings_round_trip_and_stay_the_users_own(api, bob_api, two_models):
         "custom_instructions": "I am a nurse.",
         "memory_enabled": True,
         "tools_enabled": [],  # no search provider, no sandbox: nothing on by default
+        "theme": "dark",
     }
     assert bob_api.get("/me/settings").json() == {
         "default_model": "",
         "custom_instructions": "",
         "memory_enabled": True,
         "tools_enabled": [],  # no search provider, no sandbox: nothing on by default
+        "theme": "system",
     }
 
 
@@ -170,6 +174,7 @@ def test_settings_round_trip_and_stay_the_users_own(api, bob_api, two_models):
         {"custom_instructions": "x" * 8001},
         {"custom_instructions": "\ud800"},
         {"unknown": 1},
+        {"theme": "purple"},
     ],
 )
 def test_bad_settings_are_refused_and_change_nothing(api, two_models, change):
@@ -181,6 +186,7 @@ def test_bad_settings_are_refused_and_change_nothing(api, two_models, change):
         "custom_instructions": "Hi.",
         "memory_enabled": True,
         "tools_enabled": [],  # no search provider, no sandbox: nothing on by default
+        "theme": "system",
     }
 
 

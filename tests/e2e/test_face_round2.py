@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.utils import timezone
 from playwright.sync_api import expect
 
 from conversations import services
 from conversations.models import Message
+from tests.support import seed
 from tests.support.openai_replies import Reply
 from usage.models import Budget
 from usage.services import record_usage
@@ -220,3 +223,98 @@ def test_a_project_is_made_from_the_sidebar_and_a_chat_moved_in_from_its_header(
     expect(folder.locator(".count")).to_have_text("1")
     conversation.refresh_from_db()
     assert conversation.project.name == "Cooking"
+
+
+WHITE, DARK_BG = "rgb(255, 255, 255)", "rgb(23, 24, 27)"
+
+
+def test_the_theme_is_chosen_once_in_settings_and_every_page_follows(new_context, alice):
+    conversation = services.create_conversation(user=alice, title="Colours")
+    page = new_context(alice, color_scheme="light").new_page()
+    page.goto(f"/conversations/{conversation.id}/")
+    expect(page.locator("body")).to_have_css("background-color", WHITE)  # the device's: light
+    # Settings is in one place: the account menu (its tabs hold memory, tokens, usage).
+    assert page.locator(".sidebar-links a", has_text="Settings").count() == 0
+    page.locator("#account-menu > summary").click()
+    page.locator("#settings-link").click()
+    page.get_by_label("Dark", exact=True).check()
+    page.get_by_role("button", name="Save").click()
+    expect(page.locator(".flash")).to_contain_text("Settings saved.")
+    expect(page.locator("body")).to_have_css("background-color", DARK_BG)
+    page.goto(f"/conversations/{conversation.id}/")
+    assert page.evaluate("() => document.documentElement.dataset.theme") == "dark"
+    expect(page.locator("body")).to_have_css("background-color", DARK_BG)
+    alice.chat_settings.refresh_from_db()
+    assert alice.chat_settings.theme == "dark"
+
+    dark_device = new_context(alice, color_scheme="dark").new_page()
+    dark_device.goto("/settings/")
+    dark_device.get_by_label("Light", exact=True).check()
+    dark_device.get_by_role("button", name="Save").click()
+    expect(dark_device.locator(".flash")).to_contain_text("Settings saved.")
+    expect(dark_device.locator("body")).to_have_css(
+        "background-color", WHITE
+    )  # chosen light wins over the device
+    dark_device.get_by_label("As the device prefers").check()
+    dark_device.get_by_role("button", name="Save").click()
+    expect(dark_device.locator(".flash")).to_contain_text("Settings saved.")
+    expect(dark_device.locator("body")).to_have_css("background-color", DARK_BG)
+
+
+def _two_turns(alice):
+    conversation = services.create_conversation(user=alice, title="A quiet page")
+    for n in range(2):
+        seed.add_message(conversation_id=conversation.id, role="user", content=f"Question {n}?")
+        seed.add_message(conversation_id=conversation.id, role="assistant", content=f"Answer {n}.")
+    return conversation
+
+
+def test_a_messages_line_shows_on_hover_not_under_every_reply(new_context, alice):
+    conversation = _two_turns(alice)
+    page = new_context(alice, viewport={"width": 1400, "height": 900}).new_page()
+    _open(page, conversation)
+    last = page.locator("li.message.assistant").last
+    expect(last.locator(".message-foot .meta")).to_have_css("opacity", "0")  # no permanent line
+    expect(last.locator(".message-actions")).to_have_css("opacity", "1")  # the latest's actions
+    last.hover()
+    expect(last.locator(".message-foot .meta")).to_have_css("opacity", "1")
+
+
+def test_on_a_phone_a_tap_shows_a_messages_actions_and_the_model_is_in_the_menu(new_context, alice):
+    conversation = _two_turns(alice)
+    page = new_context(alice, **PHONE).new_page()
+    _open(page, conversation)
+    first = page.locator("li.message.user").first
+    latest = page.locator("li.message.assistant").last
+    expect(first.locator(".message-actions")).to_be_hidden()
+    expect(first.locator(".meta")).to_be_hidden()
+    expect(latest.locator(".message-actions")).to_be_visible()
+    first.locator(".bubble").tap()
+    expect(first.locator(".message-actions")).to_be_visible()
+    page.locator("li.message.assistant").first.locator(".bubble").tap()
+    expect(first.locator(".message-actions")).to_be_hidden()  # one message at a time
+    # The header keeps the title; the model is chosen in the ⋯ menu.
+    assert page.locator(".conv-head > .model-picker, .conv-head > .model-name").count() == 0
+    page.locator("#conv-menu > summary").tap()
+    expect(page.locator("#conv-menu .menu-items .model-name")).to_be_visible()
+
+
+def test_a_reply_that_saved_a_memory_says_so_and_links_to_it(new_context, alice):
+    conversation = services.create_conversation(user=alice, title="About me")
+    page = new_context(alice).new_page()
+    _open(page, conversation)
+    page.fill("#composer-input", "Please remember that my sister's name is Yuna.")
+    page.press("#composer-input", "Enter")
+    stored = page.locator("li.message.assistant[data-final='1']")
+    expect(stored).to_have_count(1, timeout=20_000)
+    chip = stored.locator(".memory-chip")
+    expect(chip).to_have_text("Memory updated")
+    chip.click()
+    expect(page).to_have_url(re.compile(r"/settings/memory/$"))
+    expect(page.locator("main")).to_contain_text("Yuna")
+    # A reply that saved nothing shows no chip.
+    _open(page, conversation)
+    page.fill("#composer-input", "What is the capital of Canada?")
+    page.press("#composer-input", "Enter")
+    expect(page.locator("li.message.assistant[data-final='1']")).to_have_count(2, timeout=20_000)
+    expect(page.locator("li.message.assistant").last.locator(".memory-chip")).to_have_count(0)

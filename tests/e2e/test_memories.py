@@ -56,9 +56,11 @@ def test_a_fact_told_once_is_used_in_a_new_conversation_until_deleted(
     page.screenshot(path=str(SCREENSHOTS / "memories-light.png"))
 
     page.goto("/settings/memory/")
-    item = page.locator("li.memory").filter(has_text="Dogs")
+    item = page.locator("li.memory").filter(has_text="Bori")
     expect(item).to_have_count(1)
-    expect(item.locator("a")).to_have_text("Dogs")
+    # Its source: the words it was saved from (the conversation's title on hover).
+    expect(item.locator("a.memory-source")).to_have_text("“My dog's name is Bori.”")
+    expect(item.locator("a.memory-source")).to_have_attribute("title", "Dogs")
     item.locator("button[value='delete']").click()
     expect(page.locator("#no-memories")).to_be_visible()
 

@@ -44,11 +44,25 @@ def test_a_rating_is_still_pressed_after_a_reload(new_context, alice, page_error
     reply = page.locator("li.message.assistant").last
     reply.hover()
     reply.locator('[data-action="down"]').click()
-    page.fill("#comment-input", "Milmyeon is from Busan, fine, but say why.")
-    page.locator("#comment-dialog button[value='ok']").click()
+    # What went wrong: reason chips, and words if the person wants.
+    page.locator("#feedback-dialog").get_by_text("Incorrect").click()
+    page.locator("#feedback-dialog").get_by_text("Too long").click()
+    page.fill("#feedback-comment", "Milmyeon is from Busan, fine, but say why.")
+    page.locator("#feedback-dialog button[value='ok']").click()
     expect(reply.locator('[data-action="down"]')).to_have_attribute("aria-pressed", "true")
     expect(page.locator(".toast").last).to_contain_text("Thanks")
-    assert MessageFeedback.objects.get().rating == "down"
+    stored = MessageFeedback.objects.get()
+    assert (stored.rating, stored.reasons) == ("down", ["incorrect", "too_long"])
+    assert stored.comment == "Milmyeon is from Busan, fine, but say why."
+    # A thumbs-up asks nothing: it is recorded at once.
+    reply.locator('[data-action="up"]').click()
+    expect(reply.locator('[data-action="up"]')).to_have_attribute("aria-pressed", "true")
+    expect(page.locator("#feedback-dialog")).to_be_hidden()
+    stored.refresh_from_db()
+    assert (stored.rating, stored.reasons, stored.comment) == ("up", [], "")
+    reply.locator('[data-action="down"]').click()
+    page.locator("#feedback-dialog button[value='ok']").click()  # no reason, no words
+    expect(reply.locator('[data-action="down"]')).to_have_attribute("aria-pressed", "true")
 
     page.reload()
     reply = page.locator("li.message.assistant").last

@@ -3,6 +3,7 @@ whether the user said it or the assistant inferred it; the memory page filters b
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -54,13 +55,15 @@ async def test_a_memory_says_where_it_came_from_and_whether_it_was_said(
     assert (source.role, source.content) == ("user", "My dog's name is Bori.")
 
     page = (await sync_to_async(alice_client.get)("/settings/memory/")).content.decode()
-    assert f"/conversations/{conversation.pk}/#msg-{source.pk}" in page
+    # Named by the words it was saved from, opening that message in its branch.
+    assert f"/conversations/{conversation.pk}/?m={source.pk}#msg-{source.pk}" in page
+    assert "“My dog&#x27;s name is Bori.”" in page
     assert "saved by the assistant from what you said" in page
     assert "inferred by the assistant" in page
     only = (await sync_to_async(alice_client.get)("/settings/memory/?basis=inferred")).content
     only = only.decode()
-    assert "The user owns a Korean dog breed." in only
-    assert "My dog's name is Bori." not in only and "I am vegetarian." not in only
+    listed = re.findall(r'<p class="memory-text">(.*?)</p>', only)
+    assert listed == ["The user owns a Korean dog breed."]
     api = await sync_to_async(alice_client.get)("/api/v1/memories")
     assert {m["text"]: m["basis"] for m in api.json()["items"]} == {
         "My dog's name is Bori.": "stated",
