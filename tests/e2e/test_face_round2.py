@@ -318,3 +318,20 @@ def test_a_reply_that_saved_a_memory_says_so_and_links_to_it(new_context, alice)
     page.press("#composer-input", "Enter")
     expect(page.locator("li.message.assistant[data-final='1']")).to_have_count(2, timeout=20_000)
     expect(page.locator("li.message.assistant").last.locator(".memory-chip")).to_have_count(0)
+
+
+def test_editing_a_message_uses_the_columns_width_without_its_actions(new_context, alice):
+    conversation = _two_turns(alice)
+    page = new_context(alice, viewport={"width": 1400, "height": 900}).new_page()
+    _open(page, conversation)
+    first = page.locator("li.message.user").first
+    first.hover()
+    first.locator('[data-action="edit"]').click()
+    editor = first.locator(".editor-input")
+    expect(editor).to_be_focused()
+    column = page.locator("#messages").bounding_box()["width"]
+    assert editor.bounding_box()["width"] >= column * 0.95  # was ~240 px
+    expect(first.locator(".message-actions")).to_be_hidden()
+    page.keyboard.press("Escape")
+    expect(first.locator(".message-actions")).to_be_attached()
+    expect(first.locator(".editor")).to_have_count(0)
