@@ -38,7 +38,8 @@ from text.sensitive import find  # noqa: E402
 
 
 def main() -> None:
-    demo = [text for _, _, turns in DEMO_CONVERSATIONS for _, text in turns]
+    samples = [sample for language in DEMO_CONVERSATIONS.values() for sample in language]
+    demo = [text for _, _, turns in samples for _, text in turns]
     negatives = corpus_texts() + demo + ordinary_sentences()
     positives = valid_examples()
     false_positives = Counter(f.kind for text in negatives for f in find(text))

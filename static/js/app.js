@@ -1,5 +1,6 @@
 // Every page: the shell (sidebar drawer, menus, dialogs, shortcuts, banners) and the live sidebar.
 import { onListEvent } from "./live.js";
+import { openPalette } from "./palette.js";
 import "./row_menu.js";
 import { removeConversation, showConversation } from "./sidebar.js";
 
@@ -90,13 +91,9 @@ document.addEventListener("keydown", (event) => {
   if (mod && event.shiftKey && key === "o") { event.preventDefault(); location.href = "/"; return; }
   if (mod && event.shiftKey && key === "s") { event.preventDefault(); toggleSidebar(); return; }
   if (mod && !event.shiftKey && key === "k") {
-    const search = document.getElementById("sidebar-q");
-    if (!search) return;
+    if (!document.getElementById("palette")) return;
     event.preventDefault();
-    if (phone.matches) setDrawer(true);
-    else if (body.classList.contains("sidebar-hidden")) toggleSidebar();
-    search.focus();
-    search.select();
+    openPalette();
     return;
   }
   if (event.key === "?" && !mod && !typing(event.target) && !document.querySelector("dialog[open]")) {
@@ -111,3 +108,11 @@ if (sidebar) {
     else showConversation(frame.conversation);
   });
 }
+
+// A click or tap on the sidebar's search field opens the palette too (from the keyboard,
+// and without scripts, the field's form searches on the All conversations page).
+document.getElementById("sidebar-q")?.addEventListener("pointerdown", (event) => {
+  event.preventDefault();
+  if (phone.matches) setDrawer(false);
+  openPalette();
+});

@@ -212,3 +212,61 @@ def test_page_has_no_serious_axe_violations(
     assert not found, f"{where}:\n{describe(found)}"
     elsewhere = [url for url in requested if not url.startswith((live_server_url, "data:"))]
     assert elsewhere == [], f"{where} asked other hosts: {elsewhere}"
+
+
+# Surfaces that open on demand (issue 56): a sidebar row's menu, the project dialog, a
+# thumbs-down's reasons. Each is checked open, light and dark, desktop and phone.
+def _row_menu(page):
+    row = page.locator("#sidebar-groups li[data-id]").last
+    row.locator("a").click(button="right")
+    page.locator("#row-menu").wait_for(state="visible")
+
+
+def _project_dialog(page):
+    _row_menu(page)
+    page.get_by_role("menuitem", name="Move to project…").click()
+    page.select_option("#project-select", "new")
+
+
+def _feedback_dialog(page):
+    reply = page.locator("li.message.assistant").last
+    if page.viewport_size["width"] < 600:
+        reply.locator(".bubble").tap()  # a touch screen shows a message's actions on a tap
+    else:
+        reply.hover()
+    reply.locator('[data-action="down"]').click()
+    page.locator("#feedback-dialog").wait_for(state="visible")
+
+
+def _palette(page):
+    page.keyboard.press("Control+K")
+    page.keyboard.type("leave")
+    page.locator("#palette .palette-message mark").first.wait_for()
+
+
+SURFACES = {
+    "row-menu": _row_menu,
+    "project-dialog": _project_dialog,
+    "feedback": _feedback_dialog,
+    "palette": _palette,
+}
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
+@pytest.mark.parametrize("surface", sorted(SURFACES))
+def test_surfaces_opened_on_demand_have_no_serious_axe_violations(
+    surface, viewport, scheme, new_context, alice
+):
+    ids = seed_account(alice)
+    phone = viewport is PHONE
+    context = new_context(alice, color_scheme=scheme, viewport=viewport, has_touch=phone)
+    page = context.new_page()
+    page.goto(f"/conversations/{ids['conversation']}/")
+    page.wait_for_load_state("networkidle")
+    if phone and surface not in ("feedback", "palette"):
+        page.locator(".sidebar-toggle").click()
+    SURFACES[surface](page)
+    page.wait_for_timeout(250)  # the fades are over
+    found = [v for v in Axe().run(page, options=AXE_OPTIONS).response["violations"] if failing(v)]
+    assert not found, f"{surface} [{scheme}, {viewport['width']}]:\n{describe(found)}"

@@ -335,3 +335,51 @@ def test_editing_a_message_uses_the_columns_width_without_its_actions(new_contex
     page.keyboard.press("Escape")
     expect(first.locator(".message-actions")).to_be_attached()
     expect(first.locator(".editor")).to_have_count(0)
+
+
+def test_ctrl_k_is_a_palette_that_finds_a_word_inside_a_message_and_opens_it(new_context, alice):
+    found = services.create_conversation(user=alice, title="Weekend")
+    seed.add_message(conversation_id=found.id, role="user", content="Where to eat?")
+    hit = seed.add_message(
+        conversation_id=found.id, role="assistant", content="부산에서는 밀면을 꼭 드셔 보세요."
+    )
+    services.create_conversation(user=alice, title="Taxes 2026")
+    here = services.create_conversation(user=alice, title="Elsewhere")
+    page = new_context(alice).new_page()
+    _open(page, here)
+    page.keyboard.press("Control+K")
+    palette = page.locator("#palette")
+    expect(page.locator("#palette-input")).to_be_focused()
+    # Empty: actions and recent chats.
+    expect(palette.locator("[role=option]", has_text="New chat")).to_have_count(1)
+    expect(palette.locator("[role=option]", has_text="Taxes 2026")).to_have_count(1)
+    # A title filters at once.
+    page.keyboard.type("tax")
+    expect(palette.locator(".palette-chat")).to_have_text(["Taxes 2026"])
+    page.locator("#palette-input").fill("")
+    # A Korean word inside a sentence, within 300 ms of the last key.
+    page.evaluate(
+        """() => { window.__typed = 0; window.__found = 0;
+          document.getElementById("palette-input").addEventListener("input", () => {
+            window.__typed = performance.now(); });
+          new MutationObserver(() => {
+            if (!window.__found && document.querySelector("#palette-list .palette-message mark"))
+              window.__found = performance.now(); })
+            .observe(document.getElementById("palette-list"), { childList: true, subtree: true });
+        }"""
+    )
+    page.keyboard.type("밀면")
+    message = palette.locator(".palette-message")
+    expect(message).to_have_count(1)
+    expect(message.locator("mark")).to_have_text("밀면")
+    took = page.evaluate("() => window.__found - window.__typed")
+    assert 0 < took < 300, took
+    # Arrows move; Enter opens the message in its branch.
+    chosen = page.locator("[role=option][aria-selected=true]")
+    for _ in range(10):
+        if "palette-message" in (chosen.get_attribute("class") or ""):
+            break
+        page.keyboard.press("ArrowDown")
+    page.keyboard.press("Enter")
+    expect(page).to_have_url(re.compile(rf"/conversations/{found.id}/\?m={hit.id}"))
+    expect(page.locator(f"#msg-{hit.id}")).to_be_visible()

@@ -304,7 +304,9 @@ def test_keyboard_reaches_new_chat_search_and_the_shortcut_list(new_context, ali
     page.keyboard.press("Escape")
     expect(page.locator("#shortcuts-dialog")).to_be_hidden()
     page.keyboard.press("Control+K")
-    expect(page.locator("#sidebar-q")).to_be_focused()
+    expect(page.locator("#palette-input")).to_be_focused()  # the command palette
+    page.keyboard.press("Escape")
+    expect(page.locator("#palette")).to_be_hidden()
     page.keyboard.press("Shift+Escape")
     expect(page.locator("#composer-input")).to_be_focused()
     # The ⋯ menu opens from the keyboard and Esc closes it, focus back on its button.
