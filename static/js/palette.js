@@ -120,8 +120,10 @@ async function search(query, titles) {
   }
 }
 
+const QUERY_MAX_CHARS = 200; // what GET /search/messages takes
+
 function onInput() {
-  const query = input.value.trim();
+  const query = input.value.trim().slice(0, QUERY_MAX_CHARS);
   clearTimeout(searchTimer);
   if (!query) { asked++; showEmpty(); return; }
   const titles = titled(query);
