@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 import time
 
 import pytest
 from asgiref.sync import sync_to_async
-from django.db import connections
 from django.test import AsyncClient
 
 from accounts.tokens import create_api_token, revoke_api_token
@@ -19,6 +17,7 @@ from conversations.realtime.ratelimit import acheck_rate
 from conversations.replies import Ask, start_reply
 from core.errors import Conflict, NotFound, RateLimited
 from tests.support import seed
+from tests.support.at_once import at_once
 from tests.support.sink import Sink
 
 from .conftest import make_conversation, open_socket, receive, receive_until
@@ -171,27 +170,14 @@ async def test_a_cursor_stays_valid_after_a_delete(alice, fake_agent):
 
 
 def _delete_in_threads(user, ids: list) -> list:
-    barrier = threading.Barrier(len(ids))
-    outcomes: list = [None] * len(ids)
-
-    def delete(n: int) -> None:
+    def delete(message_id) -> str:
         try:
-            barrier.wait()
-            branches.delete_message(user=user, message_id=ids[n])
-            outcomes[n] = "deleted"
+            branches.delete_message(user=user, message_id=message_id)
         except NotFound:
-            outcomes[n] = "not found"
-        except BaseException as exc:  # surfaced by the assertion
-            outcomes[n] = exc
-        finally:
-            connections.close_all()
+            return "not found"
+        return "deleted"
 
-    threads = [threading.Thread(target=delete, args=(n,)) for n in range(len(ids))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return outcomes
+    return at_once(delete, ids)
 
 
 def test_two_deletes_of_one_message_are_one_204_and_one_404(alice, require_postgres):

@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 from asgiref.sync import async_to_sync, sync_to_async
 from django.contrib.auth.models import Group
-from django.db import connections
 
 from conversations import selectors, services
 from conversations.models import Conversation, Message, ReplyRun
@@ -23,6 +22,7 @@ from conversations.replies import store
 from conversations.replies.ask import Ask
 from core.errors import BudgetExceeded
 from tests.realtime.conftest import connected, make_token, receive_until
+from tests.support.at_once import at_once
 from tests.support.openai_replies import Reply
 from tests.support.turns import ask
 from usage import budgets
@@ -273,31 +273,20 @@ def test_claims_in_parallel_threads_see_each_others_reservations(alice, settings
     settings.CHAT_MONTHLY_TOKEN_BUDGET = 3_000
     async_to_sync(seed_usage)(alice, 2_900)
     conversations = [services.create_conversation(user=alice) for _ in range(6)]
-    barrier = threading.Barrier(len(conversations))
-    outcomes: list[Any] = [None] * len(conversations)
 
-    def claim(n: int) -> None:
+    def claim(conversation) -> str:
         try:
-            barrier.wait()
             store.claim_reply(
                 user=alice,
-                conversation_id=conversations[n].pk,
+                conversation_id=conversation.pk,
                 ask=Ask.send("Hello"),
                 run_id=uuid.uuid4(),
                 owner="test",
             )
-            outcomes[n] = "claimed"
         except BudgetExceeded:
-            outcomes[n] = "refused"
-        except BaseException as exc:  # surfaced by the assertion
-            outcomes[n] = exc
-        finally:
-            connections.close_all()
+            return "refused"
+        return "claimed"
 
-    threads = [threading.Thread(target=claim, args=(n,)) for n in range(len(conversations))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    outcomes = at_once(claim, conversations)
     assert sorted(map(str, outcomes)) == ["claimed"] + ["refused"] * 5
     assert selectors.held_by_running_replies(alice) >= settings.CHAT_BUDGET_RESERVE_TOKENS
