@@ -89,10 +89,15 @@ async def receive(comm: WebsocketCommunicator, wait: float = 5) -> dict[str, Any
 async def receive_until(
     comm: WebsocketCommunicator, frame_type: str, wait: float = 5
 ) -> list[dict[str, Any]]:
-    """Collect frames up to and including the first of `frame_type`."""
+    """Collect frames up to and including the first of `frame_type`; a wait of more than
+    `wait` seconds for the next frame fails, naming the frames that did come."""
     frames = []
     while True:
-        frame = await receive(comm, wait)
+        try:
+            frame = await receive(comm, wait)
+        except TimeoutError:
+            seen = [f.get("type") for f in frames]
+            raise AssertionError(f"no {frame_type!r} frame within {wait} s; came: {seen}") from None
         frames.append(frame)
         if frame["type"] == frame_type:
             return frames
