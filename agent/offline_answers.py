@@ -177,9 +177,11 @@ def _conversation_reply(messages: Sequence[BaseMessage], tools: list[str]) -> tu
             return f"{said}: “{found}”", []
     system = _system_text(messages)
     if "[참고 문서]" in system or "[Reference documents]" in system:
-        excerpt = system.split("\n(1) ", 1)[-1][:400]
+        # The first passage (agent/citations.py: "[1] Title — section", its text), cited.
+        passage = system.split("\n[1] ", 1)[-1].split("\n\n", 1)[0]
+        excerpt = " ".join(passage.split("\n", 1)[-1].split())[:400]
         lead = "문서에서 찾은 내용입니다" if language == "ko" else "From your documents"
-        return f"{lead}: (1) {excerpt}", []
+        return f"{lead}: {excerpt} [1]", []
     heard = "받은 메시지" if language == "ko" else "You wrote"
     return f"{notice} {heard}: “{text[:200]}”", []
 

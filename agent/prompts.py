@@ -44,10 +44,11 @@ RECALLED_ROLE = {
 }
 
 DOCUMENTS_INTRO = {
-    "ko": "[참고 문서] 사용자의 문서에서 찾은 내용입니다. 답할 때 출처를 밝히세요.",
-    "en": "[Reference documents] Found in the user's documents; cite them when you use them.",
+    "ko": "[참고 문서] 사용자의 문서에서 찾은 내용입니다. 내용을 쓸 때는 그 문서의 번호를 "
+    "[1]처럼 문장 끝에 붙이세요.",
+    "en": "[Reference documents] Found in the user's documents. When you use one, put its "
+    "number in brackets, like [1], at the end of the sentence.",
 }
-DOCUMENT_ITEM = "({n}) {title} — {section}\n{text}"
 
 FINAL_ANSWER_NOTE = """The tool budget for this turn is used up. Do not call tools: answer now
 from what the tool results above already say, and say what is still missing."""

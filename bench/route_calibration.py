@@ -92,6 +92,7 @@ OFF_TOPIC = [
 ]
 SCORES = [0.3, 0.4, 0.5, 0.6, 0.8]
 SIMILARITIES = [0.3, 0.35, 0.4, 0.45]
+FLOORS = [0.0, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5]
 
 
 def setup(database_url: str | None, var: str) -> None:
@@ -116,7 +117,7 @@ def measure() -> dict[str, object]:
     from agent.nodes.retrieve import TOP_K
     from agent.nodes.route import SCORE_THRESHOLD, STRONG_OVERLAP, route_by_rules
     from core import rls
-    from knowledge.hybrid import retrieve
+    from knowledge.hybrid import KEYWORD_MIN_SCORE, SIMILARITY_FLOOR, retrieve
     from tests.knowledge.recall import CORPUS_DIR, load_questions, upload_corpus
 
     user = get_user_model().objects.create_user("calibration")
@@ -135,6 +136,10 @@ def measure() -> dict[str, object]:
             "score": max((h["score"] for h in hits), default=0.0),
             "similarity": max((h.get("similarity") or 0.0 for h in hits), default=0.0),
             "passages": [(h["document_id"], h["section"]) for h in hits],
+            "hits": [
+                ((h["document_id"], h["section"]), h["score"], h.get("similarity") or 0.0)
+                for h in hits
+            ],
             "rule": route_by_rules(question, True),
         }
 
@@ -184,6 +189,30 @@ def measure() -> dict[str, object]:
             "off_topic_sent": round(wrong / len(off), 3),
         }
 
+    def kept(hit: tuple, floor: float) -> bool:
+        """A passage shown as a source (knowledge.hybrid.is_relevant, at `floor`)."""
+        return hit[1] >= KEYWORD_MIN_SCORE or hit[2] >= floor
+
+    def sources(floor: float) -> dict[str, float]:
+        """Of the questions routed to the documents: the share whose right passage is still
+        shown, and of off-topic ones (whatever the route, as a model's vote may send any):
+        the share that would still show a source, and the passages they would show."""
+        right = sum(
+            any(
+                h[0] == (documents[item["document"]], item["section"]) and kept(h, floor)
+                for h in e["hits"]
+            )
+            for item, e in on
+            if to_documents(e, SCORE_THRESHOLD, 99.0)
+        )
+        routed = sum(to_documents(e, SCORE_THRESHOLD, 99.0) for _, e in on)
+        shown = [sum(kept(h, floor) for h in e["hits"]) for _, e in off]
+        return {
+            "right_passage_shown": round(right / max(routed, 1), 3),
+            "off_topic_with_a_source": round(sum(n > 0 for n in shown) / len(off), 3),
+            "off_topic_sources": sum(shown),
+        }
+
     found = sum((documents[i["document"]], i["section"]) in e["passages"] for i, e in on)
     return {
         "questions": len(on),
@@ -194,6 +223,9 @@ def measure() -> dict[str, object]:
         "chosen": {"score": SCORE_THRESHOLD, **outcome(SCORE_THRESHOLD, 99.0)},
         "voter_always_no": {"vote_first": voted(False), "evidence_first": voted(True)},
         "targets": {"passage_sent": 0.95, "off_topic_sent": 0.05},
+        # The relevance floor of what a reply cites (issue 56): the chosen one, and a grid.
+        "source_floor": {"similarity": SIMILARITY_FLOOR, **sources(SIMILARITY_FLOOR)},
+        "source_floor_grid": {f"similarity>={f}": sources(f) for f in FLOORS},
         "grid": {
             f"score>={t} or similarity>={s}": outcome(t, s)
             for t in SCORES

@@ -28,7 +28,7 @@ ALLOWED_TAGS = {
     "table", "thead", "tbody", "tr", "th", "td",
 }  # fmt: skip
 ALLOWED_ATTRIBUTES = {
-    "a": {"href", "title"},
+    "a": {"href", "title", "class", "target"},
     "span": {"class"},
     "code": {"class"},
     "pre": {"class"},
@@ -61,12 +61,48 @@ def _image_as_link(self, tokens, idx, options, env) -> str:
     return f'<a href="{src}">{alt or src}</a>'
 
 
+# `[1]`, `[1, 3]` or `[1][2]`: a reply citing its sources by number (agent/citations.py).
+CITATION = re.compile(r"\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]")
+
+
+def _citation(state, silent: bool) -> bool:
+    """Read `[n]` (or `[n, m]`) as a citation when every number names one of the reply's
+    sources (`env["citations"]`); anything else stays text. Real links come first."""
+    citations = state.env.get("citations") if isinstance(state.env, dict) else None
+    if not citations or state.src[state.pos] != "[":
+        return False
+    found = CITATION.match(state.src, state.pos)
+    if found is None:
+        return False
+    numbers = [int(n) for n in found.group(1).split(",")]
+    if not all(n in citations for n in numbers):
+        return False
+    if not silent:
+        token = state.push("citation", "", 0)
+        token.meta = {"numbers": numbers}
+    state.pos = found.end()
+    return True
+
+
+def _render_citation(self, tokens, idx, options, env) -> str:
+    """A citation as links to the passages, each labelled with its number."""
+    links = []
+    for n in tokens[idx].meta["numbers"]:
+        source = env["citations"][n]
+        href = escape(source["url"], quote=True)
+        title = escape(source.get("title") or "", quote=True)
+        links.append(f'<a class="cite" href="{href}" title="{title}" target="_blank">{n}</a>')
+    return "".join(links)
+
+
 @lru_cache(maxsize=1)
 def _markdown() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False, "linkify": False, "highlight": _highlight})
     md.enable(["table", "strikethrough"])
     md.use(math_plugin)
     md.add_render_rule("image", _image_as_link)
+    md.inline.ruler.after("link", "citation", _citation)
+    md.add_render_rule("citation", _render_citation)
     return md
 
 
@@ -82,6 +118,7 @@ def sanitize_html(html: str) -> str:
     )
 
 
-def render_markdown(text: str) -> str:
-    """Render message Markdown to sanitized HTML; raw HTML in `text` stays text."""
-    return sanitize_html(_markdown().render(text or ""))
+def render_markdown(text: str, citations: dict[int, dict[str, str]] | None = None) -> str:
+    """Render message Markdown to sanitized HTML; raw HTML in `text` stays text. With
+    `citations` ({n: {url, title}}), `[n]` becomes a link to source n."""
+    return sanitize_html(_markdown().render(text or "", {"citations": citations or {}}))

@@ -31,6 +31,12 @@ from .retrieval import retrieve as keyword_retrieve
 # (bench/crosslingual.py, bench/route_calibration.py): 0 → 0.363 cross-language recall@3 and
 # 0.874 of the handbook questions' passages in the top 4; 0.4 → 0.654 and 0.931.
 KEYWORD_MIN_SCORE = 0.4
+# A passage is cited (shown as a source, and given to the model on the documents path) only
+# on real evidence: its words (a keyword hit, KEYWORD_MIN_SCORE and up) or a meaning at
+# least this near. The dense path always answers with its nearest passages, however far:
+# "What is 6 * 7?" came back citing a travel handbook. Measured by
+# bench/route_calibration.py (`source_floor_grid`).
+SIMILARITY_FLOOR = 0.2
 # Sections each path ranks before fusing (the dense path reads a few chunks per section).
 PER_PATH = MAX_K
 DENSE_CHUNKS = 3 * PER_PATH
@@ -71,8 +77,16 @@ def retrieve(
         chunk["fused"] = round(fused[key], 6)
         chunk["found_by"] = paths[key]
         chunk.setdefault("similarity", None)
+        chunk["relevant"] = is_relevant(chunk)
         results.append(chunk)
     return results
+
+
+def is_relevant(found: dict[str, Any]) -> bool:
+    """Say whether a passage is evidence enough to be cited (SIMILARITY_FLOOR)."""
+    return float(found.get("score") or 0) >= KEYWORD_MIN_SCORE or (
+        float(found.get("similarity") or 0) >= SIMILARITY_FLOOR
+    )
 
 
 _aretrieve = sync_to_async(retrieve)

@@ -23,6 +23,7 @@ from langgraph.runtime import Runtime
 
 from agent import prompts, windows
 from agent.capabilities import mark_no_tools, refuses_tools
+from agent.citations import format_passages
 from agent.incoming import TextStream, clean_message
 from agent.llm import model_label
 from agent.memory import conversation_language, format_summaries
@@ -41,23 +42,13 @@ from agent.tokens import (
 from agent.tool_echo import ToolEchoFilter, failures_of_turn
 from agent.tools import tool_schemas_json, tools_for
 
-DOCUMENT_CHARS = 1500
-
 
 def format_documents(documents: Sequence[dict[str, Any]], language: str) -> str:
-    """Return the retrieved-context block of the system prompt ("" when empty)."""
+    """Return the retrieved-context block of the system prompt ("" when empty): the cited
+    passages, each under its document's number (agent/citations.py)."""
     if not documents:
         return ""
-    items = [
-        prompts.DOCUMENT_ITEM.format(
-            n=n,
-            title=doc.get("document_title") or doc.get("document_id") or "document",
-            section=doc.get("section") or "",
-            text=str(doc.get("text") or doc.get("snippet") or "")[:DOCUMENT_CHARS],
-        )
-        for n, doc in enumerate(documents, 1)
-    ]
-    return "\n\n".join([prompts.DOCUMENTS_INTRO[language], *items])
+    return "\n\n".join([prompts.DOCUMENTS_INTRO[language], *format_passages(documents)])
 
 
 def format_memories(memories: Sequence[dict[str, Any]], language: str) -> str:

@@ -8,18 +8,18 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
+from agent.citations import cited, sources
 from agent.progress import emit, emit_step
 from agent.state import AgentContext, AgentState
 from agent.tokens import message_text
 
 logger = logging.getLogger(__name__)
 TOP_K = 4
-# What a citation shows; `url` (when the retriever gives one) opens the passage.
-SOURCE_FIELDS = ("document_id", "document_title", "section", "snippet", "score", "url")
 
 
 async def retrieve(state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
-    """Search the user's documents with the latest message; keep the hits for the prompt."""
+    """Search the user's documents with the latest message; keep the passages worth citing
+    for the prompt (agent/citations.py), and announce their documents as the sources."""
     messages = state.get("messages", [])
     query = next((message_text(m) for m in reversed(messages) if isinstance(m, HumanMessage)), "")
     documents = list(state.get("documents") or [])  # found while routing: not searched again
@@ -30,11 +30,10 @@ async def retrieve(state: AgentState, runtime: Runtime[AgentContext]) -> dict[st
         logger.warning("document search failed", exc_info=True)
         emit_step("retrieve.failed")
         return {"documents": []}
+    documents = cited(documents)
     if documents:
         emit_step("retrieve.found", count=len(documents))
+        emit({"kind": "sources", "items": sources(documents)})
     else:
         emit_step("retrieve.nothing")
-    if documents:
-        items = [{key: doc[key] for key in SOURCE_FIELDS if key in doc} for doc in documents]
-        emit({"kind": "sources", "items": items})
     return {"documents": documents}

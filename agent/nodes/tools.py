@@ -177,17 +177,23 @@ def _images(value: Any) -> list[dict[str, Any]]:
 
 
 def _sources(value: Any) -> list[dict[str, Any]]:
-    """Return a web tool's sources, each {title, url, snippet} as text (others dropped)."""
+    """Return a tool's sources, each {n, title, url, snippet} as text (others dropped): `n`
+    the number the tool's text gave it (its place in the list when it says none)."""
     if not isinstance(value, list):
         return []
     keep = []
-    for item in value[:20]:
+    for place, item in enumerate(value[:20], 1):
         if isinstance(item, dict) and isinstance(item.get("url"), str):
+            n = item.get("n")
             keep.append(
                 {
-                    "title": str(item.get("title") or item["url"])[:300],
+                    "n": n if isinstance(n, int) and not isinstance(n, bool) else place,
+                    "title": str(item.get("title") or item.get("document_title") or item["url"])[
+                        :300
+                    ],
                     "url": item["url"][:2000],
                     "snippet": str(item.get("snippet") or "")[:500],
+                    **({"section": str(item["section"])[:300]} if item.get("section") else {}),
                 }
             )
     return keep

@@ -7,11 +7,11 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import tool
 
+from agent.citations import cited, format_passages, sources
 from agent.state import AgentContext
 from agent.steps import ToolFailed
 
 CONTEXT_KEY = "agent_context"
-SNIPPET_CHARS = 600
 
 
 def context_from(config: RunnableConfig) -> AgentContext:
@@ -22,24 +22,17 @@ def context_from(config: RunnableConfig) -> AgentContext:
     return context
 
 
-def format_documents(items: list[dict[str, Any]]) -> str:
-    """Render retrieved document chunks as numbered text for the model."""
-    if not items:
-        return "No matching documents."
-    lines = []
-    for n, item in enumerate(items, 1):
-        title = item.get("document_title") or item.get("document_id") or "document"
-        text = str(item.get("text") or item.get("snippet") or "")[:SNIPPET_CHARS]
-        lines.append(f"({n}) {title} — {item.get('section') or ''}\n{text}")
-    return "\n\n".join(lines)
-
-
-@tool
-async def search_documents(query: str, k: int = 4, *, config: RunnableConfig) -> str:
+@tool(response_format="content_and_artifact")
+async def search_documents(
+    query: str, k: int = 4, *, config: RunnableConfig
+) -> tuple[str, dict[str, Any]]:
     """Search the user's documents; return the k best passages."""
     context = context_from(config)
-    items = await context.retriever(query, max(1, min(int(k), 10)))
-    return format_documents(items)
+    found = cited(await context.retriever(query, max(1, min(int(k), 10))))
+    if not found:
+        return "No matching documents.", {"sources": []}
+    # Cited like the documents path's passages: [n] is the document's number.
+    return "\n\n".join(format_passages(found)), {"sources": sources(found)}
 
 
 @tool

@@ -57,24 +57,53 @@ def reasoning_of(message: Any) -> dict[str, Any] | None:
     return {"content": "\n\n---\n\n".join(texts), "seconds": sum(timed) if timed else None}
 
 
+@register.filter(name="reply_markdown")
+def reply_markdown(message: Any) -> SafeString:
+    """Render a reply's Markdown, its `[n]` citations linked to its sources."""
+    return mark_safe(render_markdown(message.content, citations_of(message)))
+
+
 @register.filter
 def sources_of(message: Any) -> list[dict[str, Any]]:
-    """Return the documents a reply used, from its `references` parts."""
+    """Return the sources a reply used (documents, web pages), from its `references` parts,
+    each with `n`: the number the reply cites it by (its place, for a reply stored before
+    sources were numbered: the passages were then numbered in that order)."""
     items: list[dict[str, Any]] = []
     for part in parts_of(message, "references"):
         found = part.get("items") or part.get("references") or part.get("sources") or []
         items.extend(_safe_source(item) for item in found if isinstance(item, dict))
+    for place, item in enumerate(items, 1):
+        n = item.get("n")
+        item["n"] = n if isinstance(n, int) and not isinstance(n, bool) else place
     return items
 
 
+def citations_of(message: Any) -> dict[int, dict[str, str]]:
+    """Return {n: {url, title}} of the sources a `[n]` in the reply may link to: those with
+    a link, and a number no other source of the reply has (an ambiguous one stays text)."""
+    linked: dict[int, dict[str, str]] = {}
+    taken: set[int] = set()
+    for item in sources_of(message):
+        n = item["n"]
+        if n in taken:
+            linked.pop(n, None)
+            continue
+        taken.add(n)
+        if item.get("url"):
+            title = item.get("title") or item.get("document_title") or ""
+            section = item.get("section")
+            linked[n] = {"url": item["url"], "title": f"{title} · {section}" if section else title}
+    return linked
+
+
 def _safe_source(item: dict[str, Any]) -> dict[str, Any]:
-    """Keep a source's link only when it points into our own documents pages, or is a web
-    page (an imported reply's citation)."""
+    """Return a copy of a source, its link kept only when it points into our own documents
+    pages, or is a web page (a web tool's, an imported reply's citation)."""
     url = item.get("url")
     if isinstance(url, str) and url.startswith("/documents/") and "//" not in url:
-        return item
+        return dict(item)
     if isinstance(url, str) and WEB_URL.fullmatch(url):
-        return item
+        return dict(item)
     return {key: value for key, value in item.items() if key != "url"}
 
 

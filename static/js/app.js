@@ -1,8 +1,16 @@
 // Every page: the shell (sidebar drawer, menus, dialogs, shortcuts, banners) and the live sidebar.
+import { localizeTimes } from "./i18n.js";
 import { onListEvent } from "./live.js";
 import { openPalette } from "./palette.js";
 import "./row_menu.js";
 import { removeConversation, showConversation } from "./sidebar.js";
+
+// One date format on every screen: each <time> in the reader's language and time zone,
+// also those a fragment or a live frame adds later.
+localizeTimes(document);
+new MutationObserver((changes) => {
+  for (const change of changes) for (const node of change.addedNodes) if (node.nodeType === 1) localizeTimes(node);
+}).observe(document.body, { childList: true, subtree: true });
 
 for (const language of document.querySelectorAll("#language-select")) {
   language.addEventListener("change", () => language.form.requestSubmit());

@@ -2,7 +2,7 @@
 // instructions, summarize, export, share, archive, delete) with its dialogs.
 import { api } from "./api.js";
 import { confirmDialog, copyText, el, toast } from "./dom.js";
-import { _, format, formatDate, formatNumber, ngettext } from "./i18n.js";
+import { _, format, formatDate, formatNumber, localizeTimes, ngettext } from "./i18n.js";
 import { share } from "./live.js";
 import { chooseProject } from "./projects.js";
 import { renderRich } from "./rich.js";
@@ -109,8 +109,7 @@ export function initHeader(root, conversationId) {
     const time = document.getElementById("summary-at");
     if (at) {
       time.dateTime = at;
-      time.textContent = new Intl.DateTimeFormat(document.documentElement.lang || undefined,
-        { dateStyle: "short", timeStyle: "short" }).format(new Date(at));
+      localizeTimes(time);
     }
     panel.hidden = false;
     panel.querySelector("details").open = true;

@@ -203,19 +203,26 @@ export function initMessages(root, { markSeen }) {
     steps.append(el("li", { className: `step step-${frame.step}`, "data-code": frame.code || "", text }));
   }
 
+  // The reply's sources as they come (a tool may add more): numbered chips under the bubble,
+  // as the stored reply shows them (_message.html), which replaces this one when it ends.
   function showSources(frame) {
     const node = ensureStreaming();
-    const items = (frame.items || []).map((s) => {
-      const label = [s.document_title || s.title || s.filename || s.document_id || "", s.section]
-        .filter(Boolean).join(" · ");
-      // Only our own relative links: a source never becomes a javascript: URL.
-      const safe = typeof s.url === "string" && s.url.startsWith("/documents/") && !s.url.includes("//");
-      return el("li", {}, safe ? el("a", { href: s.url, target: "_blank", rel: "noopener", text: label })
-        : el("span", { text: label }));
-    });
-    node.append(el("details", { className: "details" },
-      el("summary", { text: format(_("%(n)s sources"), { n: items.length }) }),
-      el("div", { className: "details-body" }, el("ol", {}, ...items))));
+    let chips = node.querySelector("ol.sources");
+    if (!chips) {
+      chips = el("ol", { className: "sources", "aria-label": _("Sources") });
+      node.querySelector(".bubble").after(chips);
+    }
+    for (const s of frame.items || []) {
+      const parts = [el("span", { className: "n", text: String(s.n ?? chips.children.length + 1) }),
+        el("span", { className: "source-name", text: s.title || s.document_title || s.document_id || "" })];
+      if (s.section) parts.push(el("span", { className: "source-section", text: s.section }));
+      // Only our own relative links or web pages: a source never becomes a javascript: URL.
+      const url = typeof s.url === "string" ? s.url : "";
+      const safe = (url.startsWith("/documents/") && !url.includes("//")) || /^https?:\/\//.test(url);
+      chips.append(el("li", {}, safe
+        ? el("a", { className: "source", href: url, target: "_blank", rel: "noopener noreferrer" }, ...parts)
+        : el("span", { className: "source" }, ...parts)));
+    }
   }
 
   // Nothing was stored for the reply (stopped before any text): drop its bubble.

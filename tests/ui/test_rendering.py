@@ -194,3 +194,59 @@ def test_vendored_katex_stylesheet_names_only_fonts_we_ship():
     katex = Path(__file__).parents[2] / "static" / "vendor" / "katex"
     urls = set(re.findall(r"url\(([^)]+)\)", (katex / "katex.min.css").read_text()))
     assert urls and all((katex / url).is_file() for url in urls)
+
+
+class _Reply:
+    """A stored reply's fields the citation filter reads."""
+
+    def __init__(self, content: str, *items: dict) -> None:
+        self.content = content
+        self.parts = [{"type": "references", "items": list(items)}]
+
+
+DOC = {"n": 1, "document_title": "Handbook", "section": "4.1", "url": "/documents/d1#section-1"}
+WEB = {"n": 2, "title": "Example", "url": "https://example.com/a"}
+
+
+def _cites(html: str) -> list[tuple[str, str]]:
+    return [
+        (dict(attrs)["href"], dict(attrs).get("title"))
+        for tag, attrs in _tags(html)
+        if tag == "a" and dict(attrs).get("class") == "cite"
+    ]
+
+
+def test_a_replys_numbers_link_to_its_sources_and_nothing_else_does():
+    from conversations.templatetags.chat import reply_markdown
+
+    html = reply_markdown(
+        _Reply("Per diem [1], see [2] and [1, 2]. Not [3], `[1]`, [1](https://x.example)", DOC, WEB)
+    )
+    assert _cites(html) == [
+        ("/documents/d1#section-1", "Handbook · 4.1"),
+        ("https://example.com/a", "Example"),
+        ("/documents/d1#section-1", "Handbook · 4.1"),
+        ("https://example.com/a", "Example"),
+    ]
+    assert "[3]" in html and "<code>[1]</code>" in html  # unknown number, code: text
+    assert '<a href="https://x.example"' in html  # a real link stays one
+
+
+def test_a_number_two_sources_share_stays_text_and_a_hostile_link_is_never_one():
+    from conversations.templatetags.chat import reply_markdown
+
+    web_one = {**WEB, "n": 1}
+    assert _cites(reply_markdown(_Reply("Two ones [1].", DOC, web_one))) == []
+    hostile = {"n": 1, "title": "x", "url": "javascript:alert(1)"}
+    html = reply_markdown(_Reply("Bad [1].", hostile))
+    assert _cites(html) == [] and "javascript" not in html and "[1]" in html
+
+
+def test_a_reply_stored_before_sources_were_numbered_is_cited_by_place():
+    from conversations.templatetags.chat import reply_markdown
+
+    old = [{k: v for k, v in s.items() if k != "n"} for s in (DOC, WEB)]
+    assert [h for h, _ in _cites(reply_markdown(_Reply("A [2] B [1]", *old)))] == [
+        "https://example.com/a",
+        "/documents/d1#section-1",
+    ]
