@@ -10,7 +10,7 @@ core, in process, 100,000 events of each kind, medians of 7 alternated runs:
 - `reasoning` / `think`: a reasoning model's events, as `reasoning_content` deltas and as
   inline `<think>` text.
 Target (issue 54): the parser adds ≤ 2% of the server's CPU per token, which bench/stream.py
-puts at ~300 µs at 20 tokens/s (README): `added_share_of_token` is `answer - plain` over that.
+puts at ~300 µs at 20 tokens/s: `added_share_of_token` is `answer - plain` over that.
 
     uv run python bench/reasoning_parser.py
 """
@@ -33,7 +33,7 @@ from agent.reasoning import ThinkSplitter
 
 EVENTS = 100_000
 RUNS = 7
-SERVER_US_PER_TOKEN = 300.0  # bench/stream.py, 20 tokens/s (README)
+SERVER_US_PER_TOKEN = 300.0  # bench/stream.py, 20 tokens/s (bench/README.md)
 
 
 def lines(delta) -> list[str]:

@@ -13,7 +13,7 @@ from django.views.decorators.http import require_safe
 from .outages import DATABASE, REDIS, outage_of
 
 REDIS_TIMEOUT_SECONDS = 2.0
-# Checks at once wait for one of these connections (README: "Connection budget").
+# Checks at once wait for one of these connections (docs/deployment.md).
 REDIS_CONNECTIONS = 2
 _redis_clients: dict[str, object] = {}
 

@@ -1,4 +1,4 @@
-"""The connection budget of one process (README: "Deployment past one machine").
+"""The connection budget of one process (docs/deployment.md).
 
 Fifty people at once on one process — each streams replies over a socket, reads their
 lists over HTTP and deletes the conversation at the end — while a sampler counts, many
