@@ -12,10 +12,10 @@ from pydantic import StrictBool
 
 from core.db_async import db_async
 from core.schemas import Input, Instructions, ModelId, errors
-from toolbox import catalog
-from toolbox.catalog import ToolIds
+from toolbox import tool_catalog
 from toolbox.models import McpServer
 from toolbox.servers import arefresh, list_servers
+from toolbox.tool_catalog import ToolIds
 
 from .preferences import (
     get_user_settings,
@@ -87,6 +87,8 @@ async def list_tools(request: HttpRequest):
     # Asked together: several servers that do not answer cost one timeout, not one each.
     servers = list(await asyncio.gather(*(_listed(server) for server in servers)))
     found = await _aget_user_settings(user=request.auth)
-    on = set(catalog.enabled_ids(conversation_tools=None, user_tools=found.tools_enabled))
-    items = [{**tool.__dict__, "enabled": tool.id in on} for tool in catalog.available(servers)]
+    on = set(tool_catalog.enabled_ids(conversation_tools=None, user_tools=found.tools_enabled))
+    items = [
+        {**tool.__dict__, "enabled": tool.id in on} for tool in tool_catalog.available(servers)
+    ]
     return {"items": items, "next_cursor": None}

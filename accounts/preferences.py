@@ -8,9 +8,9 @@ from django.db import transaction
 from django.utils.translation import gettext as _
 
 from core.errors import Invalid
-from core.llm_catalog import check_model
-from toolbox.catalog import check_ids, enabled_ids
+from core.models_on_offer import check_model
 from toolbox.servers import list_servers
+from toolbox.tool_catalog import check_ids, enabled_ids
 
 from .models import UserSettings
 

@@ -12,8 +12,8 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
 from core.errors import ServiceError
-from core.llm_catalog import list_models
-from toolbox import catalog
+from core.models_on_offer import list_models
+from toolbox import tool_catalog
 from toolbox.servers import list_servers
 
 from .forms import ApiTokenForm, SignupForm, UserSettingsForm
@@ -78,13 +78,13 @@ def preferences(request: HttpRequest) -> HttpResponse:
     models = [(m.id, m.label) for m in list_models()]
     tools = [
         (t.id, f"{t.name} ({t.server})" if t.server else t.name)
-        for t in catalog.available(list_servers())
+        for t in tool_catalog.available(list_servers())
     ]
     current = get_user_settings(user=request.user)
     initial = {
         "default_model": current.default_model,
         "custom_instructions": current.custom_instructions,
-        "tools_enabled": catalog.enabled_ids(
+        "tools_enabled": tool_catalog.enabled_ids(
             conversation_tools=None, user_tools=current.tools_enabled
         ),
         "theme": current.theme,

@@ -18,7 +18,7 @@ from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
-from core.pg_idle import acheck_idle_connection
+from pools.idle import acheck_idle_connection
 
 POOL_MAX_SIZE = 10
 POOL_MIN_SIZE = 1

@@ -12,7 +12,7 @@ from django.views.decorators.csrf import csrf_exempt
 
 from accounts import api as accounts_api
 from accounts.tokens import BearerAuth
-from conversations.api import attachments, catalog, conversations, messages, projects, shares
+from conversations.api import attachments, conversations, messages, model_list, projects, shares
 from core.api import SessionAuth, build_api, error_response
 from knowledge import api as knowledge_api
 from memories import api as memories_api
@@ -26,7 +26,7 @@ api.add_router("", projects.router)
 api.add_router("", shares.router)
 api.add_router("", attachments.router)
 api.add_router("", knowledge_api.router)
-api.add_router("", catalog.router)
+api.add_router("", model_list.router)
 api.add_router("", accounts_api.router)
 api.add_router("", memories_api.router)
 api.add_router("", presets_api.router)

@@ -159,7 +159,7 @@ if _db["ENGINE"] == "django.db.backends.postgresql":
     }
     # A pooled connection is checked when it is handed out: one the server dropped (a
     # restart) is replaced, not failed on. The check asks the server only when something
-    # arrived on the idle socket (core/pg_idle.py).
+    # arrived on the idle socket (pools/idle.py).
     _db["CONN_HEALTH_CHECKS"] = True
     # The test database must be UTF-8 so pg_trgm sees Korean trigrams.
     _db["TEST"] = {"TEMPLATE": "template0", "CHARSET": "UTF8"}
@@ -175,7 +175,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # --- redis: channel layer, cache, rate limits -------------------------------
 REDIS_URL = os.environ.get("REDIS_URL") or None
 # The most connections the app's own Redis client holds per process (progress, rate limits,
-# presence); past it a command waits for a free one. README: "Connection budget".
+# presence); past it a command waits for a free one. See docs/deployment.md.
 REDIS_MAX_CONNECTIONS = int(os.environ.get("REDIS_MAX_CONNECTIONS", 100))
 if REDIS_URL:
     CHANNEL_LAYERS = {

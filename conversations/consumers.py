@@ -23,6 +23,7 @@ from core import rls, schemas
 from core.db_async import db_async
 from core.errors import NotFound, RateLimited, SensitiveInfo, ServiceError
 from core.ids import parse_uuid
+from core.schemas import first_error
 from core.unavailable import close_socket_on_outage
 
 from . import events, temporary
@@ -68,13 +69,12 @@ ERROR_CODES = frozenset(get_args(ErrorCode))
 def _describe(exc: ValueError) -> str:
     """Say in one line what is wrong with a frame."""
     if isinstance(exc, ValidationError):
-        problem = exc.errors()[0]
-        where = ".".join(str(part) for part in problem["loc"] if part not in CLIENT_FRAME_TYPES)
-        if problem["type"] == "union_tag_invalid":
+        kind = exc.errors()[0]["type"]
+        if kind == "union_tag_invalid":
             return "Unknown frame type; use one of: " + ", ".join(CLIENT_FRAME_TYPES) + "."
-        if problem["type"] == "union_tag_not_found":
+        if kind == "union_tag_not_found":
             return "A frame is a JSON object with a `type`."
-        return f"{where}: {problem['msg']}" if where else problem["msg"]
+        return first_error(exc, skip=CLIENT_FRAME_TYPES)
     return f"The frame is not valid JSON ({exc})"[:200]
 
 

@@ -13,7 +13,7 @@ from ninja import Field
 from pydantic import model_validator
 
 from core.schemas import Input, JsonObject, Text, Time
-from toolbox.catalog import ToolIds
+from toolbox.tool_catalog import ToolIds
 
 from .feedback import COMMENT_MAX_LENGTH
 from .import_formats.common import MAX_PARTS

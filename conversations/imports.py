@@ -14,7 +14,8 @@ from django.utils.translation import gettext as _
 from pydantic import ValidationError
 
 from agent.tokens import estimate_tokens
-from core.llm_catalog import find_model
+from core.models_on_offer import find_model
+from core.schemas import describe_error
 
 from . import events
 from .export_format import ExportedMessage, ExportFile
@@ -51,9 +52,8 @@ def validate_export(data: Any, *, where: str = "") -> ExportFile:
         return ExportFile.model_validate(data)
     except ValidationError as exc:
         error = exc.errors()[0]
-        field = ".".join(str(part) for part in error["loc"]) or "file"
-        named = f"{where}.{field}" if where and field != "file" else where or field
-        raise InvalidImport(f"{named}: {error['msg']}"[:300]) from None
+        at = [where] if where else ["file"] if not error["loc"] else []
+        raise InvalidImport(describe_error({**error, "loc": [*at, *error["loc"]]})[:300]) from None
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from core.errors import RateLimited, ServiceError
 from core.pagination import Page
-from core.schemas import Text
+from core.schemas import Text, first_error
 
 from . import search, selectors
 from .api.schemas import ProjectId, Status
@@ -57,9 +57,7 @@ def _list_filters(request: HttpRequest) -> tuple[dict[str, Any], str | None, str
     try:
         query = ListPageQuery.model_validate({k: v for k, v in raw.items() if k in FILTER_KEYS})
     except ValidationError as exc:
-        problem = exc.errors()[0]
-        where = ".".join(str(part) for part in problem["loc"])
-        query, error = ListPageQuery(), f"{where}: {problem['msg']}"
+        query, error = ListPageQuery(), first_error(exc)
     else:
         error = None
     filters = {

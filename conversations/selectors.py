@@ -298,25 +298,3 @@ def list_forks(*, conversation: Conversation) -> list[dict[str, str]]:
     """Return the ids and titles of a conversation's direct forks, oldest first."""
     forks = conversation.forks.order_by("created_at", "id").values_list("id", "title")
     return [{"id": str(pk), "title": title} for pk, title in forks]
-
-
-def existing_message_words(*, user: Any, ids: list[Any], length: int = 80) -> dict[str, str]:
-    """Return {id: its first `length` characters} of those of `ids` that are still messages
-    of the user's conversations (a memory names the words it was saved from)."""
-    wanted = {pk for pk in (parse_uuid(i) for i in ids if i) if pk is not None}
-    if not wanted:
-        return {}
-    found = Message.objects.filter(pk__in=wanted, conversation__in=owned_by(user))
-    return {
-        str(pk): " ".join(text[: length * 2].split())[:length]
-        for pk, text in found.values_list("pk", "content")
-    }
-
-
-def existing_conversation_titles(*, user: Any, ids: list[Any]) -> dict[str, str]:
-    """Return {id: title} of those of `ids` that are still the user's conversations."""
-    wanted = {pk for pk in (parse_uuid(i) for i in ids if i) if pk is not None}
-    if not wanted:
-        return {}
-    titles = owned_by(user).filter(pk__in=wanted).values_list("pk", "title")
-    return {str(pk): title or "" for pk, title in titles}

@@ -18,10 +18,10 @@ from agent.tokens import estimate_tokens
 from core import rows
 from core.errors import Invalid, NotFound
 from core.ids import parse_uuid
-from core.llm_catalog import check_model
+from core.models_on_offer import check_model
 from presets.selectors import access_preset
-from toolbox.catalog import check_ids
 from toolbox.servers import list_servers
+from toolbox.tool_catalog import check_ids
 
 from . import events, threads
 from .models import (

@@ -14,7 +14,7 @@ from django.utils.translation import gettext as _
 
 from agent.digest import Digest, summarize_conversation
 from core.errors import BudgetExceeded, Invalid, LlmUnavailable
-from core.llm_catalog import amodel_in_force
+from core.models_on_offer import amodel_in_force
 from usage import services as usage_services
 
 from . import branches, events, selectors

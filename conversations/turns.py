@@ -26,13 +26,13 @@ from agent.threads import ThreadRef
 from agent.tokens import estimate_tokens
 from core import rows
 from core.db_async import db_async
-from core.llm_catalog import ModelInfo, amodel_in_force, model_in_force
+from core.models_on_offer import ModelInfo, amodel_in_force, model_in_force
 from knowledge.hybrid import aretrieve
 from knowledge.models import Document
 from knowledge.selectors import aget_document_section, user_has_documents
 from memories.services import AgentMemory
 from presets.selectors import NO_PRESET, PresetSettings, settings_of
-from toolbox import catalog
+from toolbox import tool_catalog
 from toolbox.servers import list_servers
 
 from . import threads as conversation_threads
@@ -262,11 +262,11 @@ async def astart_turn(
 
 
 async def _atools_on(conversation_tools: Any, owner_tools: Any, *, owner: Any) -> list[BaseTool]:
-    """Return the tools switched on for a conversation (toolbox.catalog decides which)."""
-    ids = catalog.enabled_ids(conversation_tools=conversation_tools, user_tools=owner_tools)
+    """Return the tools switched on for a conversation (toolbox.tool_catalog decides which)."""
+    ids = tool_catalog.enabled_ids(conversation_tools=conversation_tools, user_tools=owner_tools)
     if not ids:
         return []  # most turns: no database call at all
-    return catalog.build_tools(ids, await _alist_servers(), owner=str(owner))
+    return tool_catalog.build_tools(ids, await _alist_servers(), owner=str(owner))
 
 
 _alist_servers = db_async(list_servers, close_serial=False)

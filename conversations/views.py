@@ -22,11 +22,11 @@ from pydantic import ValidationError
 
 from accounts.preferences import get_user_settings
 from core.errors import NotFound, RateLimited, ServiceError
-from core.llm_catalog import list_models
-from core.schemas import INSTRUCTIONS_MAX_CHARS
+from core.models_on_offer import list_models
+from core.schemas import INSTRUCTIONS_MAX_CHARS, first_error
 from knowledge.selectors import list_documents
 from presets import selectors as preset_selectors
-from toolbox import catalog
+from toolbox import tool_catalog
 from toolbox.servers import list_servers
 
 from . import branches, exports, feedback, selectors, shares
@@ -107,7 +107,7 @@ async def create(request: HttpRequest) -> HttpResponse:
         # An async view: the reply's task starts on the server's loop and outlives the request.
         conversation, _started = await start_conversation(user=await request.auser(), payload=form)
     except ValidationError as exc:
-        return HttpResponseBadRequest(exc.errors()[0]["msg"])
+        return HttpResponseBadRequest(first_error(exc))
     except ServiceError as exc:
         refused = HttpResponse(exc.message, status=exc.status, content_type="text/plain")
         if isinstance(exc, RateLimited):
@@ -148,8 +148,7 @@ def _message_filter(request: HttpRequest) -> tuple[dict[str, Any], str | None]:
     try:
         query = MessageFilterQuery.model_validate(raw)
     except ValidationError as exc:
-        problem = exc.errors()[0]
-        return {}, f"{'.'.join(str(p) for p in problem['loc'])}: {problem['msg']}"
+        return {}, first_error(exc)
     found = {"role": query.role, "part": query.part, "has_tool": bool(query.has_tool) or None}
     return {k: v for k, v in found.items() if v is not None}, None
 
@@ -206,8 +205,8 @@ def _tool_menu(conversation: Conversation, user: Any, preset: Any = None) -> dic
     tools = conversation.tools
     if tools is None and preset is not None:
         tools = preset.tools
-    on = catalog.enabled_ids(conversation_tools=tools, user_tools=owner)
-    return catalog.menu(catalog.available(list_servers()), on)
+    on = tool_catalog.enabled_ids(conversation_tools=tools, user_tools=owner)
+    return tool_catalog.menu(tool_catalog.available(list_servers()), on)
 
 
 @require_GET

@@ -20,6 +20,8 @@ from ninja.parser import Parser
 from ninja.security import APIKeyCookie
 from ninja.utils import check_csrf
 
+from core.schemas import describe_error
+
 from . import schemas
 from .errors import RateLimited, SensitiveInfo, ServiceError, error_response
 from .unavailable import unavailable_for
@@ -107,10 +109,7 @@ def on_service_error(request: HttpRequest, exc: ServiceError) -> HttpResponse:
 
 @_handles(ValidationError)
 def on_validation_error(request: HttpRequest, exc: ValidationError) -> HttpResponse:
-    problems = []
-    for error in exc.errors[:5]:
-        where = ".".join(str(part) for part in error.get("loc", ()) if part not in {"body"})
-        problems.append(f"{where}: {error.get('msg', 'invalid')}" if where else error["msg"])
+    problems = [describe_error(error, skip={"body"}) for error in exc.errors[:5]]
     return error_response(422, "invalid", "; ".join(problems) or _("Invalid input."))
 
 

@@ -14,7 +14,7 @@ from django.conf import settings
 from django.utils.translation import gettext, gettext_noop
 
 from agent import windows
-from agent.catalog import Catalog, ModelInfo, parse_context_windows
+from agent.model_catalog import Catalog, ModelInfo, parse_context_windows
 
 from .errors import Invalid
 

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Collection, Mapping
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from django.utils.translation import gettext as _
 from ninja import Schema
-from pydantic import AfterValidator, BeforeValidator, ConfigDict, Field
+from pydantic import AfterValidator, BeforeValidator, ConfigDict, Field, ValidationError
 
 MAX_JSON_DEPTH = 32
 
@@ -142,6 +143,20 @@ class ErrorOut(Schema):
     """SPEC's error shape, every API answer that is not a success: {"error": {code, message}}."""
 
     error: ErrorBody
+
+
+def describe_error(error: Mapping[str, Any], *, skip: Collection[Any] = ()) -> str:
+    """Say in one line what one of pydantic's errors found: "field.path: message" (the path
+    without the `skip` parts; "Value error, " that a validator's own message carries, dropped).
+    Every input checked by a schema is refused in these words."""
+    where = ".".join(str(part) for part in error.get("loc", ()) if part not in skip)
+    problem = str(error.get("msg") or _("Invalid input.")).removeprefix("Value error, ")
+    return _("%(field)s: %(problem)s") % {"field": where, "problem": problem} if where else problem
+
+
+def first_error(exc: ValidationError, *, skip: Collection[Any] = ()) -> str:
+    """Say in one line what is wrong with an input pydantic refused: its first error."""
+    return describe_error(exc.errors()[0], skip=skip)
 
 
 def errors(*statuses: int) -> dict[int, type[ErrorOut]]:

@@ -10,10 +10,9 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods
 
 from accounts.preferences import get_user_settings, update_user_settings
-from conversations.selectors import existing_conversation_titles, existing_message_words
 from core.errors import ServiceError
 
-from . import services
+from . import selectors, services
 
 # The page's filter by where a memory came from (services.Basis), in its order.
 BASES = {
@@ -54,17 +53,10 @@ def memories(request: HttpRequest) -> HttpResponse:
     shown = request.GET.get("basis", "")
     shown = shown if shown in BASES else ""
     items = [m for m in every if m["basis"] == shown] if shown else every
-    titles = existing_conversation_titles(
-        user=user, ids=[m["source"]["conversation_id"] for m in items]
-    )
-    words = existing_message_words(user=user, ids=[m["source"]["message_id"] for m in items])
+    sources = selectors.sources_of(user=user, memories=items)  # type: ignore[arg-type]
     for item in items:
-        conversation_id, message_id = (
-            item["source"]["conversation_id"],
-            item["source"]["message_id"],
-        )
-        item["source_title"] = titles.get(conversation_id) if conversation_id else None  # type: ignore[typeddict-unknown-key]
-        item["source_words"] = words.get(message_id) if message_id else None  # type: ignore[typeddict-unknown-key]
+        item["source_title"] = sources[item["id"]]["title"]  # type: ignore[typeddict-unknown-key]
+        item["source_words"] = sources[item["id"]]["words"]  # type: ignore[typeddict-unknown-key]
     counts = {basis: sum(m["basis"] == basis for m in every) for basis in BASES}
     context = {
         "memories": items,

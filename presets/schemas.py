@@ -10,7 +10,7 @@ from ninja import Schema
 from pydantic import Field, model_validator
 
 from core.schemas import Input, Instructions, ModelId, Temperature, one_line
-from toolbox.catalog import ToolIds
+from toolbox.tool_catalog import ToolIds
 
 from .models import (
     ICON_MAX_LENGTH,

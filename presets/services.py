@@ -10,10 +10,10 @@ from django.utils.translation import gettext as _
 from audit.models import AuditEntry
 from audit.services import record
 from core.errors import Invalid
-from core.llm_catalog import check_model
+from core.models_on_offer import check_model
 from knowledge.models import Document
-from toolbox.catalog import check_ids
 from toolbox.servers import list_servers
+from toolbox.tool_catalog import check_ids
 
 from .models import Preset
 from .schemas import Knowledge, PresetIn

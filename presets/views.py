@@ -12,9 +12,9 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
 from core.errors import Forbidden, NotFound, ServiceError
-from core.llm_catalog import list_models
+from core.models_on_offer import list_models
 from knowledge.selectors import list_documents
-from toolbox import catalog
+from toolbox import tool_catalog
 from toolbox.servers import list_servers
 
 from . import selectors, services
@@ -85,7 +85,7 @@ def _changes(preset: Preset, data: PresetIn, user: Any) -> dict[str, Any]:
 def _form(request: HttpRequest, preset: Preset | None) -> PresetForm:
     tools = [
         (t.id, f"{t.name} ({t.server})" if t.server else t.name)
-        for t in catalog.available(list_servers())
+        for t in tool_catalog.available(list_servers())
     ]
     models = [(m.id, m.label) for m in list_models()]
     if preset is not None and preset.model and preset.model not in dict(models):

@@ -20,6 +20,8 @@ from django.utils import timezone
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from core.schemas import first_error
+
 from .models import SERVER_NAME_MAX_LENGTH, McpServer
 
 logger = logging.getLogger(__name__)
@@ -56,10 +58,7 @@ def settings_servers() -> list[ServerSpec]:
         try:
             specs.append(ServerSpec.model_validate(entry))
         except ValidationError as exc:
-            problem = exc.errors()[0]
-            raise ImproperlyConfigured(
-                f"CHAT_MCP_SERVERS[{index}]: {'.'.join(map(str, problem['loc']))} {problem['msg']}"
-            ) from None
+            raise ImproperlyConfigured(f"CHAT_MCP_SERVERS[{index}]: {first_error(exc)}") from None
     return specs
 
 

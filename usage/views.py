@@ -12,6 +12,8 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET
 from pydantic import ValidationError
 
+from core.schemas import first_error
+
 from . import charts, selectors
 from .budgets import budget_state
 from .schemas import StaffUsageQuery, UsageRange, UserUsageQuery
@@ -26,7 +28,7 @@ def _range(request: HttpRequest, schema: type[UsageRange]) -> tuple[date, date, 
         return start, end, ""
     except ValidationError as exc:
         start, end = schema().days(today)
-        return start, end, exc.errors()[0]["msg"].removeprefix("Value error, ")
+        return start, end, first_error(exc)
 
 
 def _charts(by_day: selectors.Report, by_model: selectors.Report) -> dict[str, Any]:

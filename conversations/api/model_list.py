@@ -6,7 +6,7 @@ from asgiref.sync import sync_to_async
 from django.http import HttpRequest
 from ninja import Router, Schema
 
-from core.llm_catalog import list_models
+from core.models_on_offer import list_models
 from core.schemas import errors
 
 router = Router(tags=["models"])

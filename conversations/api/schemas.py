@@ -22,7 +22,7 @@ from conversations.schemas import (
     Title,
 )
 from core.schemas import Input, Text, Time
-from toolbox.catalog import ToolIds
+from toolbox.tool_catalog import ToolIds
 
 MAX_ID = 2**63 - 1
 

@@ -15,6 +15,7 @@ from django.utils.translation import gettext as _
 from pydantic import ValidationError
 
 from core.errors import Invalid, SensitiveInfo, TooLarge
+from core.schemas import first_error
 from text import sensitive
 
 from ..schemas import MessageIn
@@ -85,11 +86,7 @@ def _message(content: str, fields: dict[str, Any]) -> MessageIn:
     try:
         return MessageIn(content=content, **fields)
     except ValidationError as exc:
-        problem = exc.errors()[0]
-        where = ".".join(str(part) for part in problem["loc"])
-        raise Invalid(
-            _("%(field)s: %(problem)s") % {"field": where, "problem": problem["msg"]}
-        ) from None
+        raise Invalid(first_error(exc)) from None
 
 
 def check_message(ask: Ask) -> tuple[str, ...]:

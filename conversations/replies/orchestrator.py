@@ -25,7 +25,7 @@ from agent.steps import thinking_step
 from core import heap, rls
 from core.db_async import db_async
 from core.errors import Invalid, NotFound
-from core.llm_catalog import acheck_model
+from core.models_on_offer import acheck_model
 from core.outages import is_database_error
 
 from .. import events, summaries, threads, titles, turns

@@ -7,8 +7,10 @@
 //
 // The Content-Security-Policy allows no inline style: KaTeX is rendered into the DOM
 // (its styles go through CSSOM, which the policy allows); Mermaid's SVG carries a <style>
-// element, so it is drawn off screen under the guard below and shown as an <img> with a
-// data: URL (an image keeps its own styles and runs no script).
+// element, so it is drawn under the guard below and shown as an <img> with a data: URL (an
+// image keeps its own styles and runs no script). Mermaid and the guard live in a frame of
+// their own (same origin, out of sight): its globals and the guard's patched DOM functions
+// are the frame's, so no other code of the page ever sees them.
 
 const VENDOR = new URL("../vendor/", import.meta.url);
 const MATH = "span.math, div.math";
@@ -123,24 +125,46 @@ async function renderMath(elements) {
 
 function renderDiagrams(codes) {
   const run = diagrams.then(async () => {
-    let mermaid;
+    let win;
     try {
-      mermaid = await loadMermaid();
+      win = await loadMermaid();
     } catch {
       for (const code of codes) code.dataset.rich = "error"; // the source stays
       return;
     }
-    for (const code of codes) await renderDiagram(mermaid, code);
+    for (const code of codes) await renderDiagram(win, code);
   });
   diagrams = run;
   return run;
 }
 
+// The frame Mermaid draws in: laid out (Mermaid measures text) but out of sight. Its
+// about:blank document has this page's origin and Content-Security-Policy.
+function diagramFrame() {
+  return loadOnce("diagram-frame", () => new Promise((resolve, reject) => {
+    const frame = document.createElement("iframe");
+    frame.setAttribute("aria-hidden", "true");
+    frame.tabIndex = -1;
+    frame.className = "diagram-frame";
+    // CSSOM, which the policy allows.
+    Object.assign(frame.style, {
+      position: "absolute", left: "-10000px", top: "0", width: "1200px", height: "900px", border: "0",
+    });
+    document.body.append(frame);
+    const win = frame.contentWindow;
+    const script = win.document.createElement("script");
+    script.src = new URL("mermaid/mermaid.min.js", VENDOR).href;
+    script.onload = () => (win.mermaid ? resolve(win) : reject(new Error("no Mermaid")));
+    script.onerror = () => reject(new Error("could not load Mermaid"));
+    win.document.head.append(script);
+  }));
+}
+
 async function loadMermaid() {
-  const mermaid = await loadScript("mermaid/mermaid.min.js", "mermaid");
+  const win = await diagramFrame();
   const chosen = document.documentElement.dataset.theme; // Settings' theme, else the device's
   const dark = chosen ? chosen === "dark" : window.matchMedia("(prefers-color-scheme: dark)").matches;
-  mermaid.initialize({
+  win.mermaid.initialize({
     startOnLoad: false,
     securityLevel: "strict",
     theme: dark ? "dark" : "default",
@@ -149,20 +173,19 @@ async function loadMermaid() {
     suppressErrorRendering: true,
     logLevel: "fatal",
   });
-  return mermaid;
+  return win;
 }
 
-async function renderDiagram(mermaid, code) {
+async function renderDiagram(win, code) {
   const source = code.textContent;
   const pre = code.parentElement;
-  const host = document.createElement("div");
-  // Laid out (Mermaid measures text) but out of sight; CSSOM, which the policy allows.
-  Object.assign(host.style, { position: "absolute", left: "-10000px", top: "0", width: "1200px" });
-  document.body.append(host);
+  const host = win.document.createElement("div");
+  host.style.width = "1200px";
+  win.document.body.append(host);
   try {
     diagramCount += 1;
-    const svg = await drawOffscreen(mermaid, `rich-mermaid-${diagramCount}`, source, host);
-    const img = diagramImage(svg, source);
+    const svg = await drawInFrame(win, `rich-mermaid-${diagramCount}`, source, host);
+    const img = diagramImage(win, svg, source);
     const figure = document.createElement("div");
     figure.className = "mermaid-diagram";
     figure.append(img);
@@ -186,14 +209,15 @@ const TAG = /<[A-Za-z][^<>]*>/g;
 const STYLE_ATTRIBUTE = /(\s)style(\s*=)/gi;
 const HANDLER_ATTRIBUTE = /\son[a-z]+\s*=\s*("[^"]*"|'[^']*'|[^\s"'=<>`]+)/gi;
 
-// Draw `source` in `host` and return the <svg> element Mermaid built (a detached copy).
-async function drawOffscreen(mermaid, id, source, host) {
+// Draw `source` in `host` (in the frame `win`) and return the <svg> element Mermaid built
+// (a detached copy).
+async function drawInFrame(win, id, source, host) {
   let drawn = null;
-  const restore = guardInlineStyles(host, (svg) => {
+  const restore = guardInlineStyles(win, host, (svg) => {
     drawn = svg.cloneNode(true);
   });
   try {
-    await mermaid.render(id, source, host);
+    await win.mermaid.render(id, source, host);
   } finally {
     restore();
   }
@@ -209,9 +233,11 @@ async function drawOffscreen(mermaid, id, source, host) {
 // - Mermaid serializes its drawing and parses that text again to sanitize it: we take the
 //   drawing itself (`onSerialize`; it is shown as an image, which runs no script) and let
 //   Mermaid sanitize an empty string.
-// Code that made a <style> or set a style attribute in this window would be refused by
-// the policy anyway. Returns the function that puts everything back.
-function guardInlineStyles(host, onSerialize) {
+// All of it is the frame's own (`win`): the page's DOM functions are never touched.
+// Returns the function that puts everything back.
+function guardInlineStyles(win, host, onSerialize) {
+  const { Document, Element, DOMParser, CSSStyleSheet } = win;
+  const document = win.document;
   const sheets = [];
   const saved = {
     createElement: Document.prototype.createElement,
@@ -225,7 +251,7 @@ function guardInlineStyles(host, onSerialize) {
     const sheet = new CSSStyleSheet();
     sheets.push(sheet);
     document.adoptedStyleSheets = [...document.adoptedStyleSheets, sheet];
-    return inertStyle(doc, sheet);
+    return inertStyle(win, doc, sheet);
   };
   const isStyle = (el, ns, name) => !ns && "style" in el && String(name).toLowerCase() === "style";
   Document.prototype.createElement = function (name, options) {
@@ -294,9 +320,9 @@ function unparkStyles(root) {
   return root;
 }
 
-function inertStyle(doc, sheet) {
+function inertStyle(win, doc, sheet) {
   const el = doc.createElementNS(INERT, "style");
-  const text = Object.getOwnPropertyDescriptor(Node.prototype, "textContent");
+  const text = Object.getOwnPropertyDescriptor(win.Node.prototype, "textContent");
   const keep = (value) => {
     text.set.call(el, value);
     try {
@@ -314,9 +340,9 @@ function inertStyle(doc, sheet) {
 // Mermaid's drawing (sized by CSS) as a standalone image with a fixed size. The <svg> is
 // detached: a <style> put in it is checked by no policy until it joins a page, and in an
 // image it never does.
-function diagramImage(svg, source) {
+function diagramImage(win, svg, source) {
   for (const inert of [...svg.getElementsByTagNameNS(INERT, "style")]) {
-    const style = document.createElementNS(SVG, "style");
+    const style = svg.ownerDocument.createElementNS(SVG, "style");
     style.textContent = inert.textContent;
     inert.replaceWith(style);
   }
@@ -326,7 +352,7 @@ function diagramImage(svg, source) {
   if (!width || !height) throw new Error("empty diagram");
   svg.setAttribute("width", String(width));
   svg.setAttribute("height", String(height));
-  const xml = new XMLSerializer().serializeToString(svg);
+  const xml = new win.XMLSerializer().serializeToString(svg);
   const img = document.createElement("img");
   img.src = `data:image/svg+xml;charset=utf-8,${encodeURIComponent(xml)}`;
   img.width = width;

@@ -10,7 +10,7 @@ import pytest
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from agent.checkpoint import QueueingPool
-from core.pg_idle import acheck_idle_connection
+from pools.idle import acheck_idle_connection
 
 pytestmark = pytest.mark.postgres
 

@@ -9,9 +9,9 @@ import pytest
 from django.db import connection
 from psycopg_pool import ConnectionPool
 
-from core import pg_idle
 from core.db.postgresql.base import check_pooled
-from core.pg_idle import check_idle_connection
+from pools import idle as pg_idle
+from pools.idle import check_idle_connection
 from tests.agent.conftest import postgres_url  # noqa: F401  (the fixture)
 
 
@@ -37,7 +37,7 @@ def _pid(conn: psycopg.Connection) -> int:
 
 @pytest.mark.django_db
 def test_djangos_pool_checks_connections_this_way(require_postgres):
-    # `core.pg_idle`'s test, with the answer waited for no longer than the pool's timeout.
+    # `pools.idle`'s test, with the answer waited for no longer than the pool's timeout.
     assert connection.pool._check.func is check_pooled
 
 

@@ -26,7 +26,7 @@ from psycopg_pool import ConnectionPool
 
 from core import rls
 from core.outages import DATABASE, outage_of
-from core.pg_idle import needs_full_check
+from pools.idle import needs_full_check
 
 from .deadline import DeadlineConnection
 
@@ -44,7 +44,7 @@ def statement_deadline() -> float | None:
 
 
 def check_pooled(connection: DeadlineConnection, *, pool: ConnectionPool) -> None:
-    """A pool's `check`: the server is asked when `core.pg_idle` says so, and every time
+    """A pool's `check`: the server is asked when `pools.idle` says so, and every time
     while PostgreSQL is known down; the answer is waited for no longer than a caller waits
     for a connection (a server that does not answer is the outage, not a slow check)."""
     if needs_full_check(connection) or DATABASE.down:
@@ -63,7 +63,7 @@ def check_role(*, cursor_of: Any) -> None:
     if superuser or bypass or inherit:
         raise ImproperlyConfigured(
             f"The app's database role {rls.APP_ROLE} must be NOSUPERUSER NOBYPASSRLS NOINHERIT"
-            " (README: Row-level security)."
+            " (docs/row-level-security.md)."
         )
 
 
