@@ -8,7 +8,7 @@ from typing import Literal
 
 @dataclass(frozen=True, kw_only=True)
 class AgentConfig:
-    """Everything that tunes one agent turn; built by `conversations.turns`."""
+    """Everything that tunes one agent turn; built by `conversations.replies.turns`."""
 
     model: str = "gpt-4o-mini"
     temperature: float | None = None  # None: the server's default

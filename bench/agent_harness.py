@@ -43,7 +43,7 @@ class Transcript:
         self.messages: list[dict[str, str]] = []
 
     async def recall(self, query: str, present: str, exclude: list[str]) -> list[dict[str, str]]:
-        """Recall as conversations/recall.py does, over this transcript."""
+        """Recall as conversations/replies/recall.py does, over this transcript."""
         skip = set(exclude)
         older = [m for m in reversed(self.messages) if m["id"] not in skip]
         return select_recalled(query, present, older, population=len(older))

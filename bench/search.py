@@ -253,10 +253,10 @@ def run(url: str) -> dict[str, object]:
 
 
 def bench_recall(url: str, user, rng: random.Random) -> dict[str, object]:
-    """Time recall's search (conversations.recall.find_older_messages) over the export's
+    """Time recall's search (conversations.replies.recall.find_older_messages) over the export's
     long conversation, RLS on and off: a common word, and one three messages hold."""
     from conversations.models import Conversation, Message
-    from conversations.recall import find_older_messages
+    from conversations.replies.recall import find_older_messages
     from core import rls
 
     with rls.as_user(user.pk):

@@ -13,8 +13,9 @@ from django.utils.translation import gettext as _
 
 from core.errors import NotFound
 
-from . import events, threads
+from . import events
 from .models import TITLE_MAX_LENGTH, Conversation, Message
+from .replies import threads
 from .selectors import get_conversation_for_user, get_message_for_user
 from .services import recount
 from .tree import Tree

@@ -23,13 +23,14 @@ from presets.selectors import access_preset
 from toolbox.servers import list_servers
 from toolbox.tool_catalog import check_ids
 
-from . import events, threads
+from . import events
 from .models import (
     TOKENS_ESTIMATED,
     Conversation,
     Message,
     Project,
 )
+from .replies import threads
 
 logger = logging.getLogger(__name__)
 

@@ -22,9 +22,9 @@ from conversations import (
     search,
     selectors,
     services,
-    summaries,
 )
 from conversations.models import Conversation
+from conversations.replies import summaries
 from conversations.serializers import conversation_to_dict
 from core.errors import TooLarge
 from core.schemas import errors

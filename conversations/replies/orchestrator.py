@@ -28,7 +28,7 @@ from core.errors import Invalid, NotFound
 from core.models_on_offer import acheck_model
 from core.outages import is_database_error
 
-from .. import events, summaries, threads, titles, turns
+from .. import events
 from ..models import Conversation, Message, ReplyRun
 from ..realtime import progress
 from ..realtime.coalescer import Coalescer
@@ -36,7 +36,7 @@ from ..realtime.frames import ErrorFrame, SyncStateFrame
 from ..realtime.hub import PROCESS_ID, Hub, RunHandle, get_hub
 from ..realtime.ratelimit import acheck_rate
 from ..selectors import access_conversation
-from . import store
+from . import store, summaries, threads, titles, turns
 from .ask import Ask, check_message
 from .recovery import announce_reply, arecover_if_stale, arecover_stale_run, build_sync_state
 from .watchdog import ensure_watchdog

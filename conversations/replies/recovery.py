@@ -17,12 +17,12 @@ from django.utils import timezone
 
 from core.db_async import db_async
 
-from .. import events, threads
+from .. import events
 from ..models import ReplyRun
 from ..realtime import progress
 from ..realtime.frames import Generation, SyncStateFrame, Usage
 from ..realtime.hub import get_hub
-from . import store
+from . import store, threads
 
 logger = logging.getLogger(__name__)
 

@@ -11,8 +11,9 @@ from django.test import Client
 from django.utils import timezone
 
 from accounts.tokens import create_api_token
-from conversations import services, summaries, threads
+from conversations import services
 from conversations.models import Conversation, Message
+from conversations.replies import summaries, threads
 from tests.support import seed
 
 API = "/api/v1"

@@ -149,7 +149,7 @@ def test_files_go_with_their_conversation_and_unsent_ones_are_purged(
 
 @pytest.fixture
 def fake_agent_reply(monkeypatch):
-    from conversations import turns
+    from conversations.replies import turns
     from tests.support.fake_turn import FakeAgent
 
     agent = FakeAgent(reply=lambda text: ["ok"], delay=0)

@@ -10,8 +10,9 @@ from django.db import connections
 from django.test import AsyncClient
 
 from accounts.tokens import create_api_token
-from conversations import services, turns
+from conversations import services
 from conversations.models import Conversation, Message
+from conversations.replies import turns
 from tests.support.fake_turn import FakeAgent
 
 pytestmark = pytest.mark.django_db(transaction=True)

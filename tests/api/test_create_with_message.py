@@ -14,11 +14,12 @@ from django.test import AsyncClient
 from PIL import Image
 
 from accounts.tokens import create_api_token
-from conversations import attachments, services, turns
+from conversations import attachments, services
 from conversations.models import Conversation, Message
 from conversations.realtime import ratelimit
 from conversations.realtime.hub import aclose_hub
 from conversations.realtime.redis import aclose_redis, get_redis
+from conversations.replies import turns
 from tests.support.fake_turn import FakeAgent
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -81,7 +81,7 @@ def test_fork_from_a_message_of_another_conversation_is_not_found(api, alice, fa
 
 
 def test_fork_survives_an_agent_that_cannot_copy_its_memory(api, alice, monkeypatch):
-    from conversations import threads
+    from conversations.replies import threads
 
     async def broken(**kwargs):
         raise RuntimeError("checkpointer down")

@@ -1,6 +1,6 @@
 """Fork semantics against the REAL agent memory (no fakes).
 
-Needs conversations.threads wired to agent.checkpoint (acopy_agent_thread and
+Needs conversations.replies.threads wired to agent.checkpoint (acopy_agent_thread and
 arun_agent_turn); until then these fail with NotImplementedError, on purpose.
 """
 

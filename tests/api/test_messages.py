@@ -8,8 +8,8 @@ from django.test import AsyncClient
 
 from accounts.tokens import create_api_token
 from agent.tokens import estimate_tokens
-from conversations import turns
 from conversations.models import Conversation, Message, MessageFeedback
+from conversations.replies import turns
 from tests.support import seed
 from tests.support.fake_turn import FakeAgent
 

@@ -9,8 +9,8 @@ from django.db import connections
 from django.test import AsyncClient
 
 from accounts.tokens import create_api_token
-from conversations import turns
 from conversations.models import Message
+from conversations.replies import turns
 from tests.support.fake_turn import FakeAgent
 
 from .conftest import make_conversation

@@ -4,8 +4,8 @@ import asyncio
 
 import pytest
 
-from conversations import summaries
 from conversations.models import Conversation
+from conversations.replies import summaries
 
 from .conftest import make_conversation
 
@@ -66,7 +66,7 @@ def test_auto_summary_past_10000_tokens(alice, fake_agent):
 
 
 def test_auto_summary_never_raises(alice, monkeypatch):
-    from conversations import summaries
+    from conversations.replies import summaries
 
     async def broken(**kwargs):
         raise RuntimeError("model down")

@@ -52,7 +52,7 @@ async def offline(settings):
 
 
 async def _reply_with(alice, monkeypatch, failing):
-    monkeypatch.setattr("conversations.threads.aget_checkpointer", failing)
+    monkeypatch.setattr("conversations.replies.threads.aget_checkpointer", failing)
     conversation = await sync_to_async(services.create_conversation)(user=alice, title="Memory")
     errors = []
 

@@ -216,7 +216,7 @@ def test_bad_ids_and_methods_get_a_clear_answer_and_change_nothing(staff_client,
 
 
 def test_deletes_in_the_admin_lists_are_audited(staff_client, alice, monkeypatch):
-    from conversations import threads
+    from conversations.replies import threads
 
     monkeypatch.setattr(threads, "delete_agent_thread", lambda conversation_id: None)
     conversation, _ = chat(alice, "Doomed", ["q", "a"])

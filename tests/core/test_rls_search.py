@@ -17,8 +17,9 @@ from collections.abc import Iterator
 import pytest
 from django.db import connection
 
-from conversations import recall, search
+from conversations import search
 from conversations.models import Conversation, Message
+from conversations.replies import recall
 from conversations.tree import Tree
 from core import rls
 from knowledge.models import Document, DocumentChunk

@@ -245,7 +245,7 @@ def test_the_fuzzer_sends_every_frame_of_the_union_and_fuzzes_its_every_field():
 def gated_agent(monkeypatch):
     """Replies that never finish while the test runs (unless stopped)."""
     agent = FakeAgent(gate=asyncio.Event(), gate_after=0)
-    monkeypatch.setattr("conversations.turns.astart_turn", agent)
+    monkeypatch.setattr("conversations.replies.turns.astart_turn", agent)
     yield agent
     agent.gate.set()
 

@@ -16,8 +16,9 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.test import Client
 
-from conversations import services, threads
+from conversations import services
 from conversations.models import Message
+from conversations.replies import threads
 from knowledge.services import upload_document
 from tests.knowledge.recall import CORPUS_DIR
 from tests.realtime.conftest import make_token, open_socket, receive, receive_until

@@ -24,7 +24,7 @@ from tests.support.redis_server import RedisServer, redis_available
 @pytest.fixture
 def fake_agent(monkeypatch) -> FakeAgent:
     agent = FakeAgent()
-    monkeypatch.setattr("conversations.turns.astart_turn", agent)
+    monkeypatch.setattr("conversations.replies.turns.astart_turn", agent)
     return agent
 
 

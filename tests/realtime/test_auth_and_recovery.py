@@ -8,10 +8,9 @@ import pytest
 from channels.db import database_sync_to_async
 from django.utils import timezone
 
-from conversations import threads
 from conversations.models import Message, ReplyRun
 from conversations.realtime import progress
-from conversations.replies import Ask, start_reply
+from conversations.replies import Ask, start_reply, threads
 from core.errors import Conflict
 from tests.support import seed
 

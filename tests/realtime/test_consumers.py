@@ -295,7 +295,7 @@ async def test_model_failure_stores_an_error_reply_and_tells_the_asking_socket(a
 async def test_deleting_the_conversation_closes_its_sockets(alice, fake_agent, monkeypatch):
     from conversations import services
 
-    monkeypatch.setattr("conversations.threads.delete_agent_thread", lambda _id: None)
+    monkeypatch.setattr("conversations.replies.threads.delete_agent_thread", lambda _id: None)
     token, conversation = await make_token(alice), await make_conversation(alice)
     comm = await connected(conversation.id, token)
     await database_sync_to_async(services.delete_conversation)(conversation=conversation)

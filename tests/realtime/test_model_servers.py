@@ -240,7 +240,7 @@ async def test_a_slow_server_is_waited_for_and_the_page_counts_the_seconds(
 
 async def test_a_tool_refusal_is_told_apart_from_any_other_400(settings, alice):
     from agent.capabilities import supports_tools
-    from conversations.turns import build_agent_config
+    from conversations.replies.turns import build_agent_config
 
     other = {"error": {"message": "Invalid value for 'top_k'", "param": "top_k"}}
     with FakeOpenAI(lambda body: Reply(status=400, error_body=other)) as server:

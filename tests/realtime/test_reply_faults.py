@@ -11,10 +11,10 @@ from asgiref.sync import sync_to_async
 from django.test import AsyncClient
 
 from accounts.tokens import create_api_token, revoke_api_token
-from conversations import branches, events, services, summaries
+from conversations import branches, events, services
 from conversations.models import Conversation, Message, ReplyRun
 from conversations.realtime.ratelimit import acheck_rate
-from conversations.replies import Ask, start_reply
+from conversations.replies import Ask, start_reply, summaries
 from core.errors import Conflict, NotFound, RateLimited
 from tests.support import seed
 from tests.support.at_once import at_once

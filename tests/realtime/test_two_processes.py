@@ -1,7 +1,7 @@
 """Two Daphne processes sharing PostgreSQL and Redis: fan-out, stop and ownership across them.
 
 Uses the real agent (OpenAI-compatible fake server), so it passes once
-conversations.turns is wired to agent.runner.
+conversations.replies.turns is wired to agent.runner.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""The socket over the REAL agent turn (conversations.turns) (offline model, no monkeypatch).
+"""The socket over the REAL agent turn (conversations.replies.turns) (offline model, no monkeypatch).
 
-These pass once conversations.turns is wired to agent.runner.
+These pass once conversations.replies.turns is wired to agent.runner.
 """
 
 from __future__ import annotations

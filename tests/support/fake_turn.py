@@ -70,7 +70,7 @@ class FakeTurn:
 
 @dataclass
 class FakeAgent:
-    """Stands in for conversations.turns.astart_turn; records what it was asked."""
+    """Stands in for conversations.replies.turns.astart_turn; records what it was asked."""
 
     tokens: list[str] = field(default_factory=lambda: [f"word{i} " for i in range(20)])
     delay: float = 0.005

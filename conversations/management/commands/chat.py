@@ -13,9 +13,9 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import translation
 from django.utils.translation import gettext as _
 
-from conversations import selectors, services, steps, threads
+from conversations import selectors, services, steps
 from conversations.realtime.hub import aclose_hub, get_hub
-from conversations.replies import Ask, start_reply
+from conversations.replies import Ask, start_reply, threads
 from core import rls
 from core.errors import ServiceError
 

@@ -11,9 +11,10 @@ from django.db import transaction
 
 from agent.titles import write_title
 
-from . import events, turns
-from .models import Conversation, Message
-from .services import lock_conversation
+from .. import events
+from ..models import Conversation, Message
+from ..services import lock_conversation
+from . import turns
 
 logger = logging.getLogger(__name__)
 

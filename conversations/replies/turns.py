@@ -35,11 +35,11 @@ from presets.selectors import NO_PRESET, PresetSettings, settings_of
 from toolbox import tool_catalog
 from toolbox.servers import list_servers
 
+from ..attachments import image_data_url
+from ..models import TOKENS_ESTIMATED, Attachment, Conversation, Message
+from ..search import search_other_conversations
 from . import threads as conversation_threads
-from .attachments import image_data_url
-from .models import TOKENS_ESTIMATED, Attachment, Conversation, Message
 from .recall import branch_recall
-from .search import search_other_conversations
 
 SEARCH_RESULT_LIMIT = 5
 

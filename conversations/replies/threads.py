@@ -13,8 +13,8 @@ from agent import checkpoint, threads
 from agent.threads import MemoryStart
 from core.db_async import db_async
 
+from ..models import Conversation, Message
 from .branch_memory import branch_memory
-from .models import Conversation, Message
 
 
 async def aget_checkpointer():

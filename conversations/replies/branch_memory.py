@@ -21,8 +21,8 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 
 from agent.threads import BranchMemory
 
-from .models import Message
-from .tree import Tree
+from ..models import Message
+from ..tree import Tree
 
 # Replies looked at per query while walking up a branch for a ledger.
 LEDGER_SCAN_BATCH = 50

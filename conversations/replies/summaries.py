@@ -17,9 +17,9 @@ from core.errors import BudgetExceeded, Invalid, LlmUnavailable
 from core.models_on_offer import amodel_in_force
 from usage import services as usage_services
 
-from . import branches, events, selectors
-from .models import Conversation, Message
-from .services import lock_conversation
+from .. import branches, events, selectors
+from ..models import Conversation, Message
+from ..services import lock_conversation
 from .turns import aconversation_config, build_agent_config
 
 logger = logging.getLogger(__name__)

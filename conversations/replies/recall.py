@@ -13,9 +13,9 @@ from typing import Any
 from core.db_async import db_async
 from text.ranking import missing_concepts, select_recalled
 
-from .models import Message
-from .search import any_word_starts
-from .tree import Tree
+from ..models import Message
+from ..search import any_word_starts
+from ..tree import Tree
 
 MAX_RECALLED = 4
 MAX_CANDIDATES = 500
