@@ -186,8 +186,9 @@ def run(url: str) -> dict[str, object]:
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
 
-    from conversations import exports, search
+    from conversations import search
     from conversations.models import Conversation
+    from transfers import exports
 
     rng = random.Random(42)
     call_command("migrate", verbosity=0)

@@ -28,13 +28,13 @@ import django  # noqa: E402
 
 django.setup()
 
-from conversations.management.commands.demo import DEMO_CONVERSATIONS  # noqa: E402
 from tests.text.sensitive_sets import (  # noqa: E402
     corpus_texts,
     ordinary_sentences,
     valid_examples,
 )
 from text.sensitive import find  # noqa: E402
+from transfers.management.commands.demo import DEMO_CONVERSATIONS  # noqa: E402
 
 
 def main() -> None:

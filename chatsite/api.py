@@ -17,9 +17,13 @@ from core.api import SessionAuth, build_api, error_response
 from knowledge import api as knowledge_api
 from memories import api as memories_api
 from presets import api as presets_api
+from transfers import api as transfers_api
 from usage import api as usage_api
 
 api = build_api(auth=[BearerAuth(), SessionAuth()])
+# Before conversations': its fixed paths (/conversations/import, /bulk) come ahead of
+# /conversations/{conversation_id}.
+api.add_router("", transfers_api.router)
 api.add_router("", conversations.router)
 api.add_router("", messages.router)
 api.add_router("", projects.router)

@@ -53,6 +53,7 @@ INSTALLED_APPS = [
     "core",  # the RLS migration, and `migrate`/`flush` as the tables' owner
     "accounts",
     "conversations",
+    "transfers",
     "knowledge",
     "memories",
     "toolbox",
@@ -101,6 +102,9 @@ CONTENT_SECURITY_POLICY = {
         "frame-ancestors": ["'none'"],
     }
 }
+
+# The user `manage.py demo` makes (its password: DEMO_PASSWORD) and `manage.py chat` acts as.
+DEMO_USERNAME = "demo"
 
 ROOT_URLCONF = "chatsite.urls"
 ASGI_APPLICATION = "chatsite.asgi.application"

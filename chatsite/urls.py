@@ -14,6 +14,7 @@ from conversations import views as conversation_views
 from core.health import healthz
 from memories import views as memory_views
 from sso import views as sso_views
+from transfers import views as transfer_views
 from usage import views as usage_views
 
 urlpatterns = [
@@ -27,7 +28,7 @@ urlpatterns = [
     ),
     path(
         "conversations/<uuid:conversation_id>/export/",
-        conversation_views.export,
+        transfer_views.export,
         name="conversation_export",
     ),
     path(

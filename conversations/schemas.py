@@ -1,6 +1,6 @@
 """The field types of a conversation and a message, written once from the model's
 constants: the API inputs (conversations/api/schemas.py), the socket frames
-(conversations/realtime/frames.py) and the import file (conversations/imports.py) all
+(conversations/realtime/frames.py) and the import file (transfers/imports.py) all
 declare their fields with these, so a limit changes in one place."""
 
 from __future__ import annotations

@@ -11,7 +11,6 @@ from django.http import (
     HttpRequest,
     HttpResponse,
     HttpResponseBadRequest,
-    StreamingHttpResponse,
 )
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -29,8 +28,8 @@ from presets import selectors as preset_selectors
 from toolbox import tool_catalog
 from toolbox.servers import list_servers
 
-from . import branches, exports, feedback, selectors, shares
-from .api.conversations import export_response, start_conversation
+from . import branches, feedback, selectors, shares
+from .api.conversations import start_conversation
 from .api.schemas import ConversationCreateIn
 from .list_page import FILTER_KEYS
 from .models import Conversation, MessageFeedback
@@ -275,14 +274,3 @@ def shared(request: HttpRequest, token: str) -> HttpResponse:
     response["Referrer-Policy"] = "no-referrer"
     response["Cache-Control"] = "no-store"
     return response
-
-
-@require_GET
-def export(request: HttpRequest, conversation_id) -> StreamingHttpResponse:
-    """Download a conversation as Markdown, JSON or text (attachment, streamed)."""
-    conversation = _conversation_or_404(request, conversation_id)
-    fmt = request.GET.get("format", "markdown")
-    if fmt not in exports.FORMATS:
-        return HttpResponseBadRequest(_("format must be markdown, json or text"))
-    include_metadata = request.GET.get("include_metadata", "") in {"1", "true", "yes", "on"}
-    return export_response(conversation, fmt, include_metadata)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Iterator
 
 from asgiref.sync import sync_to_async
+from django.utils.http import content_disposition_header
 
 BATCH_BYTES = 256 * 1024
 
@@ -39,3 +40,8 @@ def astream(
             yield data  # type: ignore[misc]
 
     return chunks()
+
+
+def attachment_header(filename: str, *, inline: bool = False) -> str:
+    """Return a Content-Disposition value; non-ASCII names use RFC 5987 `filename*`."""
+    return content_disposition_header(not inline, filename) or "attachment"

@@ -9,10 +9,10 @@ from ninja import File, Router, Status
 from ninja.files import UploadedFile
 
 from conversations import attachments
-from conversations.exports import attachment_header
 from conversations.serializers import attachment_to_dict
 from core.errors import TooLarge
 from core.schemas import errors
+from core.streaming import attachment_header
 
 from .schemas import AttachmentOut
 

@@ -8,11 +8,11 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
-from conversations import exports
 from conversations.models import Conversation, Message, Project
 from conversations.replies import summaries, turns
 from core.redact import redact
 from knowledge.chunking import MAX_SECTIONS, split_sections
+from transfers import exports
 
 from .conftest import API, make_conversation
 

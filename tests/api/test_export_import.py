@@ -7,8 +7,8 @@ from urllib.parse import quote
 
 import pytest
 
-from conversations.export_format import ExportedConversation, ExportedMessage
 from conversations.models import Conversation
+from transfers.export_format import ExportedConversation, ExportedMessage
 
 from .conftest import make_conversation
 

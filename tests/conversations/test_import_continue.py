@@ -12,11 +12,11 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from agent.prompts import CONTINUE_NOTE
-from conversations import imports
 from conversations.models import Message
 from tests.agent.helpers import is_summarizer_request, memory_responder
 from tests.support.openai_replies import Reply, forced_tool, message_texts
 from tests.support.turns import ask
+from transfers import imports
 
 pytestmark = pytest.mark.django_db(transaction=True)
 FIXTURES = Path(__file__).parent / "import_fixtures"

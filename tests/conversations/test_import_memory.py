@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from asgiref.sync import sync_to_async
 
-from conversations import imports
 from tests.support.turns import ask
+from transfers import imports
 
 from .conftest import sent_to_model
 

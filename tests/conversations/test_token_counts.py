@@ -15,13 +15,14 @@ from django.db.models import Count, Sum
 
 from agent.prompts import CONTINUE_NOTE
 from agent.tokens import estimate_tokens
-from conversations import branches, imports, services
+from conversations import branches, services
 from conversations.models import Conversation, Message
 from conversations.views import PAGE_SIZE
 from tests.agent.helpers import is_summarizer_request, memory_responder
 from tests.support import seed
 from tests.support.openai_replies import Reply, count_tokens, forced_tool, message_texts
 from tests.support.turns import ask
+from transfers import imports
 
 pytestmark = pytest.mark.django_db(transaction=True)
 FIXTURES = Path(__file__).parent / "import_fixtures"

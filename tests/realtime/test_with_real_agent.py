@@ -1,4 +1,4 @@
-"""The socket over the REAL agent turn (conversations.replies.turns) (offline model, no monkeypatch).
+"""The socket over the REAL agent turn (conversations.replies.turns; offline model, no mock).
 
 These pass once conversations.replies.turns is wired to agent.runner.
 """

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from conversations.management.commands.demo import DEMO_CONVERSATIONS
 from text.sensitive import find, mask
+from transfers.management.commands.demo import DEMO_CONVERSATIONS
 
 from .sensitive_sets import corpus_texts, ordinary_sentences, valid_examples
 

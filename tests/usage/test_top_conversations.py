@@ -64,7 +64,7 @@ def test_an_imported_conversation_is_not_usage_even_when_the_rollup_is_rebuilt(
 ):  # the rebuild is PostgreSQL's (SQLite has no backfill)
     from django.db import connection
 
-    from conversations import imports
+    from transfers import imports
     from usage.backfill import backfill
     from usage.models import UsageRollup
 

@@ -19,8 +19,6 @@ from conversations.replies import Ask, start_reply, threads
 from core import rls
 from core.errors import ServiceError
 
-from .demo import DEMO_USERNAME
-
 
 class Command(BaseCommand):
     help = (
@@ -30,7 +28,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("conversation_id", nargs="?", help="continue this conversation")
-        parser.add_argument("--user", default=DEMO_USERNAME, help="act as this user")
+        parser.add_argument("--user", default=settings.DEMO_USERNAME, help="act as this user")
         parser.add_argument(
             "--language",
             choices=[code for code, _name in settings.LANGUAGES],

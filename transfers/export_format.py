@@ -1,7 +1,7 @@
 """The export file: one class per object of it, which exports write and imports read.
 
-`GET …/export?format=json` writes these shapes (conversations/exports.py); an import
-validates the file with the same classes (conversations/imports.py) before storing
+`GET …/export?format=json` writes these shapes (transfers/exports.py); an import
+validates the file with the same classes (transfers/imports.py) before storing
 anything, so a field added to a class round-trips by construction.
 """
 
@@ -12,13 +12,21 @@ from typing import Any, ClassVar, Literal
 from ninja import Field
 from pydantic import model_validator
 
+from conversations.feedback import COMMENT_MAX_LENGTH
+from conversations.models import ID_MAX_LENGTH
+from conversations.schemas import (
+    Description,
+    ModelId,
+    ServiceId,
+    SystemPrompt,
+    Temperature,
+    Title,
+    as_json,
+)
 from core.schemas import Input, JsonObject, Text, Time
 from toolbox.tool_catalog import ToolIds
 
-from .feedback import COMMENT_MAX_LENGTH
 from .import_formats.common import MAX_PARTS
-from .models import ID_MAX_LENGTH
-from .schemas import Description, ModelId, ServiceId, SystemPrompt, Temperature, Title, as_json
 
 EXPORT_FORMAT = "chatsite.conversation"
 EXPORT_VERSION = 1

@@ -14,21 +14,21 @@ from django.utils.translation import gettext as _
 from pydantic import ValidationError
 
 from agent.tokens import estimate_tokens
-from core.models_on_offer import find_model
-from core.schemas import describe_error
-
-from . import events
-from .export_format import ExportedMessage, ExportFile
-from .import_formats import OURS, InvalidImport, read_conversations
-from .models import (
+from conversations import events
+from conversations.models import (
     TITLE_MAX_LENGTH,
     TOKENS_ESTIMATED,
     Conversation,
     Message,
     MessageFeedback,
 )
-from .services import recount
-from .tree import Tree
+from conversations.services import recount
+from conversations.tree import Tree
+from core.models_on_offer import find_model
+from core.schemas import describe_error
+
+from .export_format import ExportedMessage, ExportFile
+from .import_formats import OURS, InvalidImport, read_conversations
 
 MAX_CONVERSATIONS = 100_000
 MAX_SKIPPED_LISTED = 1000

@@ -15,13 +15,12 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from conversations import services
-from conversations.export_format import EXPORT_FORMAT, EXPORT_VERSION
-from conversations.imports import import_conversation
 from conversations.models import Project
 from core import rls
 from text.language import detect_language
+from transfers.export_format import EXPORT_FORMAT, EXPORT_VERSION
+from transfers.imports import import_conversation
 
-DEMO_USERNAME = "demo"
 DEMO_PASSWORD_DEFAULT = "demo-chat-2026"
 SAMPLE_NOTE = {
     "ko": "예시 대화입니다. 답변은 모델이 쓴 것이 아니라 미리 써 둔 예시입니다.",
@@ -131,7 +130,7 @@ class Command(BaseCommand):
             return
         password = os.environ.get("DEMO_PASSWORD", DEMO_PASSWORD_DEFAULT)
         with transaction.atomic():
-            user, created = User.objects.get_or_create(username=DEMO_USERNAME)
+            user, created = User.objects.get_or_create(username=settings.DEMO_USERNAME)
             user.set_password(password)
             user.save()
             if created:
@@ -142,7 +141,7 @@ class Command(BaseCommand):
                     )
         self.stdout.write(
             self.style.SUCCESS(
-                f"Demo login: username '{DEMO_USERNAME}', password '{password}' at "
+                f"Demo login: username '{settings.DEMO_USERNAME}', password '{password}' at "
                 f"http://{os.environ.get('HOST', '127.0.0.1')}:{os.environ.get('PORT', '8000')}"
                 "/accounts/login/"
             )

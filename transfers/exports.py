@@ -16,13 +16,19 @@ from datetime import datetime
 from typing import Any, Literal
 
 from django.utils import timezone
-from django.utils.http import content_disposition_header
+
+from conversations.models import (
+    Attachment,
+    Conversation,
+    Message,
+    MessageFeedback,
+    metadata_says_estimated,
+)
+from conversations.schemas import as_json
+from conversations.serializers import attachment_to_dict
+from conversations.tree import Tree, current_branch
 
 from .export_format import EXPORT_FORMAT, EXPORT_VERSION, ExportedConversation, ExportedMessage
-from .models import Attachment, Conversation, Message, MessageFeedback, metadata_says_estimated
-from .schemas import as_json
-from .serializers import attachment_to_dict
-from .tree import Tree, current_branch
 
 ExportFormat = Literal["markdown", "json", "text"]
 FORMATS: dict[str, tuple[str, str]] = {
@@ -105,11 +111,6 @@ def export_filename(conversation: Conversation, fmt: str, *, today: datetime | N
     title = re.sub(r"\s+", "-", title.strip())[:80].strip("-.") or "conversation"
     day = (today or timezone.localtime()).date().isoformat()
     return f"{title}-{day}.{FORMATS[fmt][0]}"
-
-
-def attachment_header(filename: str, *, inline: bool = False) -> str:
-    """Return a Content-Disposition value; non-ASCII names use RFC 5987 `filename*`."""
-    return content_disposition_header(not inline, filename) or "attachment"
 
 
 def content_type(fmt: str) -> str:

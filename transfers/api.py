@@ -1,0 +1,169 @@
+"""Endpoints that move conversations in and out as files: import, export, and the bulk
+actions (archive and delete are conversations.bulk's; export writes the zip)."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import IO, Any
+
+from django.http import HttpRequest, StreamingHttpResponse
+from django.utils.translation import gettext as _
+from ninja import Field, Router, Schema, Status
+
+from conversations import bulk, selectors
+from conversations.api.schemas import BulkIn, BulkOut, ConversationOut
+from conversations.serializers import conversation_to_dict
+from core.errors import TooLarge
+from core.schemas import errors
+from core.streaming import astream, attachment_header
+
+from . import exports, imports
+
+router = Router(tags=["conversations"])
+ERRORS = errors(400, 401, 404, 409, 413, 422, 429)
+FILE_RESPONSE = {
+    "description": "the file, as an attachment",
+    "content": {
+        "text/markdown": {"schema": {"type": "string"}},
+        "application/json": {"schema": {"type": "object"}},
+        "text/plain": {"schema": {"type": "string"}},
+        "application/zip": {"schema": {"type": "string", "format": "binary"}},
+    },
+}
+
+
+def _owned(request: HttpRequest, conversation_id: str) -> Any:
+    return selectors.get_conversation_for_user(user=request.auth, conversation_id=conversation_id)
+
+
+class SkippedOut(Schema):
+    index: int = Field(..., description="its place in the file, from 0")
+    title: str
+    reason: str
+
+
+class ImportedPage(Schema):
+    items: list[ConversationOut]
+    next_cursor: str | None = None
+    skipped: list[SkippedOut] = Field(
+        default_factory=list, description="conversations of the file not imported (≤ 1,000)"
+    )
+
+
+@router.post(
+    "/conversations/import",
+    response={201: ConversationOut | ImportedPage, **ERRORS},
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {
+                "application/json": {"schema": imports.export_file_schema()},
+                "multipart/form-data": {
+                    "schema": {
+                        "type": "object",
+                        "properties": {"file": {"type": "string", "format": "binary"}},
+                        "required": ["file"],
+                    }
+                },
+            },
+        }
+    },
+)
+def import_conversation(request: HttpRequest):
+    """Import conversations: this app's JSON export, or ChatGPT's data export
+    (`conversations.json` or its zip), Claude's, Open WebUI's or LibreChat's, told apart by
+    their content (raw body, or a multipart `file`).
+
+    This app's export answers the new conversation; another app's file answers
+    `{"items": [...]}`, one per conversation it held. Anything a row cannot hold (times
+    outside years 1–9999 in UTC, non-finite numbers, NUL, lone surrogates, unknown fields)
+    answers 400 `invalid_import` naming the field, and nothing is stored.
+    """
+    with _import_source(request) as source:
+        imported = imports.import_file(user=request.auth, source=source)
+    if imported.format == "chatsite" and len(imported.conversations) == 1 and not imported.skipped:
+        return Status(201, conversation_to_dict(imported.conversations[0]))
+    items = [conversation_to_dict(c) for c in imported.conversations]
+    skipped = [s.as_dict() for s in imported.skipped]
+    return Status(201, {"items": items, "next_cursor": None, "skipped": skipped})
+
+
+@contextmanager
+def _import_source(request: HttpRequest) -> Iterator[IO[bytes]]:
+    """Yield the uploaded file (multipart `file`) or the body, as a seekable file that is
+    never wholly in memory."""
+    if request.content_type.startswith("multipart/"):
+        upload = request.FILES.get("file")
+        if upload is None:
+            raise imports.InvalidImport("file: send the export as the multipart field `file`.")
+        if upload.size is not None and upload.size > imports.max_import_file_bytes():
+            raise TooLarge(
+                _("The file is larger than %(limit)s bytes.")
+                % {"limit": imports.max_import_file_bytes()}
+            )
+        with upload.open("rb") as file:
+            yield file
+        return
+    limit = imports.max_import_file_bytes()
+    with tempfile.SpooledTemporaryFile(max_size=1024 * 1024) as spool:
+        copied = 0
+        while chunk := request.read(1024 * 1024):
+            copied += len(chunk)
+            if copied > limit:
+                raise TooLarge(_("The file is larger than %(limit)s bytes.") % {"limit": limit})
+            spool.write(chunk)
+        spool.seek(0)
+        yield spool
+
+
+@router.post(
+    "/conversations/bulk",
+    response={200: BulkOut, **ERRORS},
+    openapi_extra={"responses": {"200": FILE_RESPONSE}},
+)
+def bulk_action(request: HttpRequest, payload: BulkIn):
+    """Archive, delete or export (zip) several conversations; all must be the user's."""
+    if payload.action == "archive":
+        count = bulk.archive_conversations(user=request.auth, ids=payload.ids)
+    elif payload.action == "delete":
+        count = bulk.delete_conversations(user=request.auth, ids=payload.ids)
+    else:
+        rows = bulk.get_selected_conversations(user=request.auth, ids=payload.ids)
+        response = StreamingHttpResponse(
+            astream(
+                lambda: exports.iter_zip(
+                    rows, payload.format, include_metadata=payload.include_metadata
+                )
+            ),
+            content_type="application/zip",
+        )
+        response["Content-Disposition"] = attachment_header("conversations.zip")
+        return response
+    return {"action": payload.action, "count": count}
+
+
+@router.get(
+    "/conversations/{conversation_id}/export",
+    response={200: None, **ERRORS},
+    openapi_extra={"responses": {"200": FILE_RESPONSE}},
+)
+def export_conversation(
+    request: HttpRequest,
+    conversation_id: str,
+    format: exports.ExportFormat = "markdown",
+    include_metadata: bool = False,
+):
+    """Download the conversation as Markdown, JSON or text (streamed)."""
+    return export_response(_owned(request, conversation_id), format, include_metadata)
+
+
+def export_response(conversation: Any, fmt: str, include_metadata: bool) -> StreamingHttpResponse:
+    """Stream an export as an attachment named after the title and date."""
+    response = StreamingHttpResponse(
+        astream(lambda: exports.iter_export(conversation, fmt, include_metadata=include_metadata)),
+        content_type=exports.content_type(fmt),
+    )
+    response["Content-Disposition"] = attachment_header(exports.export_filename(conversation, fmt))
+    return response
