@@ -334,12 +334,16 @@ OFFLINE_MODEL_CHARS_PER_SECOND = float(os.environ.get("OFFLINE_MODEL_CHARS_PER_S
 # Conversations archived longer ago than this are purged by `manage.py purge_archived` (0: never).
 CHAT_RETENTION_ARCHIVED_DAYS = int(os.environ.get("CHAT_RETENTION_ARCHIVED_DAYS", 0))
 CHAT_IMPORT_MAX_BYTES = int(os.environ.get("CHAT_IMPORT_MAX_BYTES", 64 * 1024 * 1024))
+# The largest import file (read one conversation at a time; a zip's uncompressed size counts).
+CHAT_IMPORT_MAX_FILE_BYTES = int(os.environ.get("CHAT_IMPORT_MAX_FILE_BYTES", 1024 * 1024 * 1024))
 # A temporary conversation is deleted this long after its last socket closed, unless one
 # opens again meanwhile (a reload); or a day after its last message (`purge_archived`).
 CHAT_TEMPORARY_GRACE_SECONDS = float(os.environ.get("CHAT_TEMPORARY_GRACE_SECONDS", 60))
 # The conversation summary is written automatically past either threshold (seed 004).
 CHAT_AUTO_SUMMARY_MESSAGES = int(os.environ.get("CHAT_AUTO_SUMMARY_MESSAGES", 50))
 CHAT_AUTO_SUMMARY_TOKENS = int(os.environ.get("CHAT_AUTO_SUMMARY_TOKENS", 10000))
+# …and written again after this many more messages.
+CHAT_AUTO_SUMMARY_EVERY = int(os.environ.get("CHAT_AUTO_SUMMARY_EVERY", 20))
 # Where the LangGraph checkpointer keeps threads: the same PostgreSQL, or its own SQLite file.
 CHECKPOINT_URL = os.environ.get("CHECKPOINT_URL") or (
     DATABASE_URL if DATABASE_URL.startswith("postgres") else str(VAR_DIR / "checkpoints.sqlite3")

@@ -86,9 +86,9 @@ def _embedder_for(model: str, base_url: str | None, api_key: str | None) -> Embe
 
 def embedder() -> Embedder:
     """Return the embedder the settings name (one per process and setting)."""
-    model = getattr(settings, "EMBEDDING_MODEL", "") or ""
-    base_url = getattr(settings, "EMBEDDING_BASE_URL", "") or settings.OPENAI_BASE_URL
-    api_key = getattr(settings, "EMBEDDING_API_KEY", "") or settings.OPENAI_API_KEY
+    model = settings.EMBEDDING_MODEL or ""
+    base_url = settings.EMBEDDING_BASE_URL or settings.OPENAI_BASE_URL
+    api_key = settings.EMBEDDING_API_KEY or settings.OPENAI_API_KEY
     return _embedder_for(model, base_url or None, api_key or None)
 
 

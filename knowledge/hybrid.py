@@ -15,8 +15,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-from asgiref.sync import sync_to_async
-
+from core.db_async import db_async
 from text.ranking import fuse
 from text.scoring import overlap_share, snippet
 from text.words import concepts
@@ -89,19 +88,8 @@ def is_relevant(found: dict[str, Any]) -> bool:
     )
 
 
-_aretrieve = sync_to_async(retrieve)
-
-
-async def aretrieve(
-    *,
-    user_id: Any,
-    query: str,
-    k: int = 4,
-    scope: Any = None,
-    documents: Collection[str] | None = None,
-) -> list[RetrievedChunk]:
-    """Return the user's `k` best passages for `query` (async twin of `retrieve`)."""
-    return await _aretrieve(user_id=user_id, query=query, k=k, scope=scope, documents=documents)
+# The async twin (core/db_async's naming rule): on PostgreSQL, searches run side by side.
+aretrieve = db_async(retrieve, close_serial=False)
 
 
 def _section(found: dict[str, Any]) -> tuple[str, int]:

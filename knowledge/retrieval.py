@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any, TypedDict
 
-from asgiref.sync import sync_to_async
 from django.db import connection
 from django.db.models import Q
 from django.urls import reverse
@@ -77,21 +76,6 @@ def retrieve(
         # knowledge base's full-text index would rank every other document first.
         rows = _scanned_candidates(user_id, items, in_scope(scope, documents))
     return _best(rows, items, k)
-
-
-_aretrieve = sync_to_async(retrieve)
-
-
-async def aretrieve(
-    *,
-    user_id: Any,
-    query: str,
-    k: int = 4,
-    scope: Any = None,
-    documents: Collection[str] | None = None,
-) -> list[RetrievedChunk]:
-    """Return the user's `k` chunks that best answer `query` (async twin of `retrieve`)."""
-    return await _aretrieve(user_id=user_id, query=query, k=k, scope=scope, documents=documents)
 
 
 def _best(rows: list[dict[str, Any]], items: list[Concept], k: int) -> list[RetrievedChunk]:

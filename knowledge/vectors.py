@@ -97,7 +97,7 @@ def embed_later(document_id: Any, owner_id: Any) -> None:
         finally:
             connection.close()
 
-    if getattr(settings, "KNOWLEDGE_EMBED_IN_BACKGROUND", True):
+    if settings.KNOWLEDGE_EMBED_IN_BACKGROUND:
         transaction.on_commit(lambda: threading.Thread(target=run, daemon=True).start())
     else:
         transaction.on_commit(lambda: embed_pending(owner_id=owner_id, document_id=document_id))

@@ -37,12 +37,12 @@ BATCH = 1000
 
 def max_import_bytes() -> int:
     """Return the largest accepted conversation (one JSON object), in bytes."""
-    return int(getattr(settings, "CHAT_IMPORT_MAX_BYTES", 64 * 1024 * 1024))
+    return settings.CHAT_IMPORT_MAX_BYTES
 
 
 def max_import_file_bytes() -> int:
     """Return the largest accepted import file (many conversations, streamed), in bytes."""
-    return int(getattr(settings, "CHAT_IMPORT_MAX_FILE_BYTES", 1024 * 1024 * 1024))
+    return settings.CHAT_IMPORT_MAX_FILE_BYTES
 
 
 def validate_export(data: Any, *, where: str = "") -> ExportFile:

@@ -18,16 +18,24 @@ from django.utils.translation import gettext_lazy as _
 from core.schemas import MODEL_ID_MAX_LENGTH
 
 
-class UsageRollup(models.Model):
-    """What one user's replies used on one day (UTC), with one model, in one conversation."""
+class Counted(models.Model):
+    """What one user's replies in one conversation used (the counters every rollup keeps)."""
 
-    day = models.DateField()
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
-    model = models.CharField(max_length=MODEL_ID_MAX_LENGTH, blank=True)
     conversation_id = models.UUIDField()
     input_tokens = models.BigIntegerField(default=0)
     output_tokens = models.BigIntegerField(default=0)
     replies = models.IntegerField(default=0)
+
+    class Meta:
+        abstract = True
+
+
+class UsageRollup(Counted):
+    """What one user's replies used on one day (UTC), with one model, in one conversation."""
+
+    day = models.DateField()
+    model = models.CharField(max_length=MODEL_ID_MAX_LENGTH, blank=True)
 
     class Meta:
         constraints = [
@@ -50,16 +58,11 @@ class UsageRollup(models.Model):
         return f"{self.day} user {self.user_id} {self.model or '-'}: {tokens}"
 
 
-class ConversationMonth(models.Model):
+class ConversationMonth(Counted):
     """What one conversation's replies used in one calendar month (UTC): the staff page's
     top conversations over long ranges read these, and the rollup only for partial months."""
 
     month = models.DateField()  # its first day
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
-    conversation_id = models.UUIDField()
-    input_tokens = models.BigIntegerField(default=0)
-    output_tokens = models.BigIntegerField(default=0)
-    replies = models.IntegerField(default=0)
 
     class Meta:
         constraints = [

@@ -126,7 +126,7 @@ async def acheck_rate(*, user_id: Any, rate: str | None = None, what: str = "mes
 
 
 def _sync_limiter() -> limits.strategies.MovingWindowRateLimiter:
-    url = getattr(settings, "REDIS_URL", None) or ""
+    url = settings.REDIS_URL or ""
     with _sync_lock:
         limiter = _sync_limiters.get(url)
         if limiter is None:

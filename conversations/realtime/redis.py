@@ -21,7 +21,7 @@ _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, aioredis.Redis] =
 
 def get_redis() -> aioredis.Redis | None:
     """Return this loop's Redis client, or None in the embedded (in-process) mode."""
-    url = getattr(settings, "REDIS_URL", None)
+    url = settings.REDIS_URL
     if not url:
         return None
     loop = asyncio.get_running_loop()

@@ -32,9 +32,9 @@ MAX_MESSAGES_SUMMARIZED = 400
 
 def _auto_thresholds() -> tuple[int, int, int]:
     return (
-        getattr(settings, "CHAT_AUTO_SUMMARY_MESSAGES", 50),
-        getattr(settings, "CHAT_AUTO_SUMMARY_TOKENS", 10_000),
-        getattr(settings, "CHAT_AUTO_SUMMARY_EVERY", 20),
+        settings.CHAT_AUTO_SUMMARY_MESSAGES,
+        settings.CHAT_AUTO_SUMMARY_TOKENS,
+        settings.CHAT_AUTO_SUMMARY_EVERY,
     )
 
 

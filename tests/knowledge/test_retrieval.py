@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from knowledge.retrieval import aretrieve, retrieve
+from knowledge.hybrid import aretrieve
+from knowledge.retrieval import retrieve
 from knowledge.services import upload_document
 
 from .recall import recall_at, upload_corpus
