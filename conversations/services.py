@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import re
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any
 
@@ -61,6 +61,28 @@ def _project_of(*, user: Any, project: Any) -> Project | None:
     from .selectors import get_project_for_user
 
     return get_project_for_user(user=user, project_id=project)
+
+
+@dataclass(frozen=True)
+class NewConversation:
+    """A conversation to create, as `create_conversation` takes it: typed from the edge
+    (`ConversationCreateIn`) and carried whole to the transaction that stores it with its
+    first message (`replies.store.claim_first_reply`)."""
+
+    title: str = ""
+    description: str = ""
+    project: Any = None
+    service_id: str = ""
+    model: str = ""
+    system_prompt: str = ""
+    temperature: float | None = None
+    temporary: bool = False
+    preset: Any = None  # a preset's id
+
+
+def create_new_conversation(*, user: Any, new: NewConversation) -> Conversation:
+    """Create `new` for `user` (`create_conversation`, its rules)."""
+    return create_conversation(user=user, **{f.name: getattr(new, f.name) for f in fields(new)})
 
 
 @transaction.atomic

@@ -29,12 +29,12 @@ from toolbox import tool_catalog
 from toolbox.servers import list_servers
 
 from . import branches, feedback, selectors, shares
-from .api.conversations import start_conversation
 from .api.schemas import ConversationCreateIn
 from .list_page import FILTER_KEYS
 from .models import Conversation, MessageFeedback
 from .rendering import render_markdown
 from .replies import store
+from .replies.start import start_conversation
 from .tree import with_siblings
 
 PAGE_SIZE = 50
@@ -104,7 +104,9 @@ async def create(request: HttpRequest) -> HttpResponse:
             }
         )
         # An async view: the reply's task starts on the server's loop and outlives the request.
-        conversation, _started = await start_conversation(user=await request.auser(), payload=form)
+        conversation, _started = await start_conversation(
+            user=await request.auser(), new=form.new_conversation(), message=form.initial_message
+        )
     except ValidationError as exc:
         return HttpResponseBadRequest(first_error(exc))
     except ServiceError as exc:

@@ -12,13 +12,12 @@ from ninja import Query, Router, Status
 from conversations import (
     branches,
     forks,
-    replies,
     search,
     selectors,
     services,
 )
-from conversations.models import Conversation
 from conversations.replies import summaries
+from conversations.replies.start import start_conversation
 from conversations.serializers import conversation_to_dict
 from core.schemas import errors
 
@@ -66,30 +65,13 @@ async def create_conversation(request: HttpRequest, payload: ConversationCreateI
     the background exactly as for a websocket `message.send`: follow it on the socket
     (`sync` shows the text so far) or with `GET …/messages`. `temporary` is set here only.
     """
-    conversation, started = await start_conversation(user=request.auth, payload=payload)
+    conversation, started = await start_conversation(
+        user=request.auth, new=payload.new_conversation(), message=payload.initial_message
+    )
     body = await sync_to_async(conversation_to_dict)(conversation)
     if started is not None:
         body |= {"initial_message_id": str(started.user_message.pk), "run_id": str(started.run_id)}
     return Status(201, body)
-
-
-async def start_conversation(
-    *, user: Any, payload: ConversationCreateIn
-) -> tuple[Conversation, replies.StartedReply | None]:
-    """Create the conversation `payload` describes and, with its `initial_message`, store
-    that message and start the reply (on the running loop, which must be the server's)."""
-    fields = payload.dict(exclude={"initial_message", "project_id", "preset_id"})
-    fields["project"] = payload.project_id
-    fields["preset"] = payload.preset_id
-    message = payload.initial_message
-    if message is None:
-        conversation = await sync_to_async(services.create_conversation)(user=user, **fields)
-        return conversation, None
-    started = await replies.start_reply(
-        user=user, ask=replies.Ask(message=message), new_conversation=fields
-    )
-    assert started.conversation is not None
-    return started.conversation, started
 
 
 @router.get("/conversations/{conversation_id}", response={200: ConversationDetailOut, **ERRORS})

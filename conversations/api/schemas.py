@@ -21,6 +21,7 @@ from conversations.schemas import (
     Temperature,
     Title,
 )
+from conversations.services import NewConversation
 from core.schemas import Input, Text, Time
 from toolbox.tool_catalog import ToolIds
 
@@ -90,6 +91,11 @@ class ConversationCreateIn(Input):
         " creates no conversation); the reply runs in the background as for `message.send`."
         " A bare string is taken as its `content`.",
     )
+
+    def new_conversation(self) -> NewConversation:
+        """Return the conversation to create (its first message aside)."""
+        fields = self.dict(exclude={"initial_message", "project_id", "preset_id"})
+        return NewConversation(**fields, project=self.project_id, preset=self.preset_id)
 
     @field_validator("initial_message", mode="before")
     @classmethod

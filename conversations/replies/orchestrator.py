@@ -36,6 +36,7 @@ from ..realtime.frames import ErrorFrame, SyncStateFrame
 from ..realtime.hub import PROCESS_ID, Hub, RunHandle, get_hub
 from ..realtime.ratelimit import acheck_rate
 from ..selectors import access_conversation
+from ..services import NewConversation
 from . import store, summaries, threads, titles, turns
 from .ask import Ask, check_message
 from .recovery import announce_reply, arecover_if_stale, arecover_stale_run, build_sync_state
@@ -78,7 +79,7 @@ async def start_reply(
     ask: Ask,
     conversation_id: Any = None,
     on_error: ErrorCallback | None = None,
-    new_conversation: dict[str, Any] | None = None,
+    new_conversation: NewConversation | None = None,
 ) -> StartedReply:
     """Start a reply: to a new message (send), or a new version of an earlier one.
 
@@ -93,7 +94,7 @@ async def start_reply(
     confirmed (and SENSITIVE_CHECK is not `block`); a confirmed one records the kinds it
     holds.
 
-    With `new_conversation` (`create_conversation`'s fields; a send) the conversation is
+    With `new_conversation` (a send) the conversation is
     created with the message, in the claim's transaction: nothing refused leaves a row.
     Without `conversation_id` the conversation is the message's. Raises NotFound,
     Invalid, TooLarge, RateLimited, or Conflict(code="busy") when a reply is already

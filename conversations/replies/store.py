@@ -172,19 +172,19 @@ def claim_reply(
 def claim_first_reply(
     *,
     user: Any,
-    conversation: dict[str, Any],
+    conversation: services.NewConversation,
     ask: Ask,
     run_id: uuid.UUID,
     owner: str,
     sensitive: tuple[str, ...] = (),
 ) -> Claim:
-    """Create the user's conversation (`conversation`: `create_conversation`'s fields) with
+    """Create the user's conversation (`conversation`) with
     `ask`'s message as its first, and start run `run_id`.
 
     One transaction: a message refused here (an attachment that is not the user's, an
     unknown model) leaves no conversation behind.
     """
-    created = services.create_conversation(user=user, **conversation)
+    created = services.create_new_conversation(user=user, new=conversation)
     return claim_reply(
         user=user,
         conversation_id=created.pk,

@@ -11,6 +11,7 @@ from asgiref.sync import sync_to_async
 from conversations import search, services
 from conversations.models import Message
 from conversations.replies import Ask, start_reply
+from conversations.services import NewConversation
 from memories import services as memories
 from tests.conversations.conftest import model  # noqa: F401  (the fixture)
 from tests.support.turns import ask
@@ -27,7 +28,9 @@ async def test_a_fact_told_in_a_temporary_conversation_is_not_remembered(model, 
     model.responder = remembering_responder
     await add_memory(user_id=alice.pk, text="I live in Busan.")
     started = await start_reply(
-        user=alice, ask=Ask.send("My dog's name is Bori."), new_conversation={"temporary": True}
+        user=alice,
+        ask=Ask.send("My dog's name is Bori."),
+        new_conversation=NewConversation(temporary=True),
     )
     reply = await started.assistant_message()
     assert reply.finish_reason == "end_turn"
@@ -42,7 +45,7 @@ async def test_a_temporary_conversation_is_never_recalled_in_another(model, alic
     started = await start_reply(
         user=alice,
         ask=Ask.send("The vault code is walrus-42."),
-        new_conversation={"temporary": True},
+        new_conversation=NewConversation(temporary=True),
     )
     await started.assistant_message()
     other = await sync_to_async(services.create_conversation)(user=alice, title="Kept")
