@@ -67,19 +67,24 @@ CITATION = re.compile(r"\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]")
 
 def _citation(state, silent: bool) -> bool:
     """Read `[n]` (or `[n, m]`) as a citation when every number names one of the reply's
-    sources (`env["citations"]`); anything else stays text. Real links come first."""
+    sources (`env["citations"]`); anything else stays text. Real links come first, and
+    keep their brackets (`[see [1]](…)` is a link)."""
     citations = state.env.get("citations") if isinstance(state.env, dict) else None
     if not citations or state.src[state.pos] != "[":
         return False
+    # Scanning a link's label (silent), or inside a link's text: the brackets stay the link's.
+    if silent or state.linkLevel > 0:
+        return False
+    if state.pos > 0 and (state.src[state.pos - 1].isalnum() or state.src[state.pos - 1] == "_"):
+        return False  # x[1]: an index, not a citation
     found = CITATION.match(state.src, state.pos)
     if found is None:
         return False
     numbers = [int(n) for n in found.group(1).split(",")]
     if not all(n in citations for n in numbers):
         return False
-    if not silent:
-        token = state.push("citation", "", 0)
-        token.meta = {"numbers": numbers}
+    token = state.push("citation", "", 0)
+    token.meta = {"numbers": numbers}
     state.pos = found.end()
     return True
 

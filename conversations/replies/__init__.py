@@ -4,9 +4,10 @@
   (`store` its rows, `recovery` a run whose process died, `watchdog` the heartbeat);
   `ask` the one typed request `start_reply` takes;
 - the seam to the agent (the only modules of conversations/ that import `agent/`, besides
-  the token estimate and the step display): `turns` builds a turn from rows and settings,
-  `threads` owns the agent thread's life, `branch_memory` and `recall` what a branch
-  remembers, `summaries` the digest, `titles` a conversation's title.
+  the token estimate, the step display and `manage.py prune_checkpoints`): `turns` builds
+  a turn from rows and settings, `threads` owns the agent thread's life, `branch_memory`
+  and `recall` what a branch remembers, `summaries` the digest, `titles` a conversation's
+  title.
 
 The API, the websocket consumer and `manage.py chat` all go through `start_reply` /
 `stop_reply` / `sync_state`. They are loaded on first use: a module below the run (the

@@ -66,25 +66,35 @@ def reply_markdown(message: Any) -> SafeString:
 @register.filter
 def sources_of(message: Any) -> list[dict[str, Any]]:
     """Return the sources a reply used (documents, web pages), from its `references` parts,
-    each with `n`: the number the reply cites it by (its place, for a reply stored before
-    sources were numbered: the passages were then numbered in that order)."""
+    once each; `n` is the number the reply cites it by, or None where none was stored (a
+    reply from before sources were numbered, an import: its brackets are not ours)."""
     items: list[dict[str, Any]] = []
+    seen: set[tuple[Any, Any]] = set()
     for part in parts_of(message, "references"):
         found = part.get("items") or part.get("references") or part.get("sources") or []
-        items.extend(_safe_source(item) for item in found if isinstance(item, dict))
-    for place, item in enumerate(items, 1):
-        n = item.get("n")
-        item["n"] = n if isinstance(n, int) and not isinstance(n, bool) else place
+        for raw in found:
+            if not isinstance(raw, dict):
+                continue
+            item = _safe_source(raw)
+            n = item.get("n")
+            item["n"] = n if isinstance(n, int) and not isinstance(n, bool) else None
+            key = (item["n"], item.get("url") or id(raw))
+            if key not in seen:  # a tool call answered again from this turn's result
+                seen.add(key)
+                items.append(item)
     return items
 
 
 def citations_of(message: Any) -> dict[int, dict[str, str]]:
     """Return {n: {url, title}} of the sources a `[n]` in the reply may link to: those with
-    a link, and a number no other source of the reply has (an ambiguous one stays text)."""
+    a number and a link that no other source of the reply shares (two searches each with
+    a [1]: ambiguous, so it stays text)."""
     linked: dict[int, dict[str, str]] = {}
     taken: set[int] = set()
     for item in sources_of(message):
         n = item["n"]
+        if n is None:
+            continue
         if n in taken:
             linked.pop(n, None)
             continue

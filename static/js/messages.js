@@ -213,15 +213,20 @@ export function initMessages(root, { markSeen }) {
       node.querySelector(".bubble").after(chips);
     }
     for (const s of frame.items || []) {
-      const parts = [el("span", { className: "n", text: String(s.n ?? chips.children.length + 1) }),
+      const n = Number.isInteger(s.n) ? String(s.n) : "";
+      // A tool call answered again from this turn's result announces the same source again.
+      const known = [...chips.querySelectorAll(".source")]
+        .some((c) => c.dataset.n === n && (c.getAttribute("href") || "") === (s.url || ""));
+      if (known) continue;
+      const parts = [n ? el("span", { className: "n", text: n }) : null,
         el("span", { className: "source-name", text: s.title || s.document_title || s.document_id || "" })];
       if (s.section) parts.push(el("span", { className: "source-section", text: s.section }));
       // Only our own relative links or web pages: a source never becomes a javascript: URL.
       const url = typeof s.url === "string" ? s.url : "";
       const safe = (url.startsWith("/documents/") && !url.includes("//")) || /^https?:\/\//.test(url);
       chips.append(el("li", {}, safe
-        ? el("a", { className: "source", href: url, target: "_blank", rel: "noopener noreferrer" }, ...parts)
-        : el("span", { className: "source" }, ...parts)));
+        ? el("a", { className: "source", "data-n": n, href: url, target: "_blank", rel: "noopener noreferrer" }, ...parts)
+        : el("span", { className: "source", "data-n": n }, ...parts)));
     }
   }
 

@@ -30,6 +30,7 @@ const SLICE_MS = 40; // typesetting yields to the page this often (many formulas
 const loaded = new Map();
 let diagrams = Promise.resolve(); // Mermaid keeps global state: one drawing at a time
 let diagramCount = 0;
+const LOAD_MS = 30000; // for Mermaid's script in its frame
 
 /** Render the math and diagrams inside `scope` not rendered yet; never rejects. */
 export function renderRich(scope = document) {
@@ -154,8 +155,18 @@ function diagramFrame() {
     const win = frame.contentWindow;
     const script = win.document.createElement("script");
     script.src = new URL("mermaid/mermaid.min.js", VENDOR).href;
-    script.onload = () => (win.mermaid ? resolve(win) : reject(new Error("no Mermaid")));
-    script.onerror = () => reject(new Error("could not load Mermaid"));
+    // A frame whose first document an engine replaced meanwhile never loads it: give up
+    // (the sources stay as code) rather than hold every later diagram.
+    const late = setTimeout(() => reject(new Error("Mermaid did not load")), LOAD_MS);
+    script.onload = () => {
+      clearTimeout(late);
+      if (win.mermaid) resolve(win);
+      else reject(new Error("no Mermaid"));
+    };
+    script.onerror = () => {
+      clearTimeout(late);
+      reject(new Error("could not load Mermaid"));
+    };
     win.document.head.append(script);
   }));
 }
@@ -179,10 +190,11 @@ async function loadMermaid() {
 async function renderDiagram(win, code) {
   const source = code.textContent;
   const pre = code.parentElement;
-  const host = win.document.createElement("div");
-  host.style.width = "1200px";
-  win.document.body.append(host);
+  let host = null;
   try {
+    host = win.document.createElement("div");
+    host.style.width = "1200px";
+    win.document.body.append(host);
     diagramCount += 1;
     const svg = await drawInFrame(win, `rich-mermaid-${diagramCount}`, source, host);
     const img = diagramImage(win, svg, source);
@@ -197,7 +209,7 @@ async function renderDiagram(win, code) {
   } catch {
     code.dataset.rich = "error"; // the source stays, as code
   } finally {
-    host.remove();
+    host?.remove();
   }
 }
 

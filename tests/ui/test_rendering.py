@@ -242,11 +242,15 @@ def test_a_number_two_sources_share_stays_text_and_a_hostile_link_is_never_one()
     assert _cites(html) == [] and "javascript" not in html and "[1]" in html
 
 
-def test_a_reply_stored_before_sources_were_numbered_is_cited_by_place():
+def test_brackets_that_are_not_ours_stay_text_and_a_repeated_source_still_links():
     from conversations.templatetags.chat import reply_markdown
 
+    # A reply stored before sources were numbered, or imported: its brackets are not ours.
     old = [{k: v for k, v in s.items() if k != "n"} for s in (DOC, WEB)]
-    assert [h for h, _ in _cites(reply_markdown(_Reply("A [2] B [1]", *old)))] == [
-        "https://example.com/a",
-        "/documents/d1#section-1",
-    ]
+    assert _cites(reply_markdown(_Reply("A [2] B [1]", *old))) == []
+    # A link's own label, and an index, keep their brackets.
+    html = reply_markdown(_Reply("[see [1]](https://e.example/) and x[1] but [1]", DOC))
+    assert '<a href="https://e.example/"' in html and "see [1]" in html and "x[1]" in html
+    assert _cites(html) == [("/documents/d1#section-1", "Handbook · 4.1")]
+    # A tool call answered again from the turn's result announces the same source twice.
+    assert len(_cites(reply_markdown(_Reply("Again [1].", DOC, dict(DOC))))) == 1
