@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import transaction
-from django.utils.translation import gettext as _
 
-from core.errors import Invalid
+from core.errors import editable_changes
 from core.models_on_offer import check_model
 from toolbox.servers import list_servers
 from toolbox.tool_catalog import check_ids, enabled_ids
@@ -33,10 +32,7 @@ def get_user_settings(*, user: Any) -> UserSettings:
 def update_user_settings(*, user: Any, **changes: Any) -> UserSettings:
     """Change the default model, custom instructions, memory and/or the tools on by default
     (typed at the edge: `UserSettingsPatchIn`); the model and the tools must be on offer."""
-    unknown = set(changes) - EDITABLE_FIELDS
-    if unknown:
-        raise Invalid(_("Unknown field: %(names)s.") % {"names": ", ".join(sorted(unknown))})
-    cleaned = dict(changes)
+    cleaned = editable_changes(changes, EDITABLE_FIELDS)
     if "default_model" in changes:
         cleaned["default_model"] = check_model(changes["default_model"])
     if "tools_enabled" in changes:

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import Sequence
 from typing import NotRequired, TypedDict
 
-from langchain_core.messages import HumanMessage, SystemMessage
-
 from agent.config import AgentConfig
-from agent.llm import ask_model, get_chat_model
+from agent.llm import ask_configured
 from agent.memory import INTERNAL_TAG
 from agent.tokens import estimate_tokens
 from text.language import detect_language
@@ -180,14 +177,13 @@ async def summarize_conversation(
         actions=actions,
     )
     transcript = fit_transcript(turns, budget=int(config.context_window * 0.5))
-    model = get_chat_model(config)
-    async with asyncio.timeout(config.request_timeout):  # retries included
-        reply = await ask_model(
-            model,
-            [SystemMessage(system), HumanMessage(transcript)],
-            max_tokens=DIGEST_MAX_TOKENS,
-            config={"tags": [INTERNAL_TAG]},
-        )
+    reply = await ask_configured(
+        config,
+        system,
+        transcript,
+        max_tokens=DIGEST_MAX_TOKENS,
+        run_config={"tags": [INTERNAL_TAG]},
+    )
     digest = parse_digest(str(reply.content), language)
     counted = reply.usage_metadata or {}
     digest["usage"] = (

@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 import httpx2
 import openai
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_openai import ChatOpenAI
 
 from agent import capabilities, incoming, windows
@@ -116,6 +116,26 @@ async def ask_model(
     if isinstance(reply.content, str):
         reply = reply.model_copy(update={"content": without_thinking(reply.content)})
     return incoming.clean_message(reply)
+
+
+async def ask_configured(
+    config: AgentConfig,
+    system: str,
+    request: str,
+    *,
+    max_tokens: int,
+    run_config: dict[str, Any],
+) -> AIMessage:
+    """`ask_model` on the configured model with one instruction and one request, the whole
+    call (retries included) bounded by `config.request_timeout` (titles, digests)."""
+    model = get_chat_model(config)
+    async with asyncio.timeout(config.request_timeout):
+        return await ask_model(
+            model,
+            [SystemMessage(system), HumanMessage(request)],
+            max_tokens=max_tokens,
+            config=run_config,
+        )
 
 
 def model_label(config: AgentConfig) -> str:

@@ -13,31 +13,29 @@ would have given them.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import uuid
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-import httpx2
 import openai
-import orjson
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, message_chunk_to_message
-from langchain_core.messages.ai import UsageMetadata
-from langchain_core.messages.tool import tool_call_chunk
+from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.tools import BaseTool
 from langchain_openai import ChatOpenAI
-from openai._vendor.httpx_aiohttp.transport import AiohttpResponseStream, map_aiohttp_exceptions
 
-from agent import capabilities
+from agent import capabilities, model_body
+from agent.completion_events import (
+    Completion,
+    ModelSilent,
+    ModelStreamCut,
+    OnText,
+    event,
+)
 from agent.model_errors import context_refusal, refused_parameter
 from agent.progress import emit_step
-from agent.reasoning import reasoning_of
 
 logger = logging.getLogger(__name__)
-OnText = Callable[[str], None]
 # A 429 is waited out at most this many times, this long in all (SPEC "Rate limits").
 RATE_LIMIT_TRIES = 3
 RATE_LIMIT_SECONDS = 60.0
@@ -48,32 +46,6 @@ def _ignore(text: str) -> None:
     pass
 
 
-class ModelStreamError(RuntimeError):
-    """The stream failed after the server answered 200: it reported an error, or sent
-    what is not an event. `code` is the step (agent/steps.py) that tells the person."""
-
-    code = "model.failed"
-    params: dict[str, Any] = {}
-
-
-class ModelStreamCut(ModelStreamError):
-    """The stream ended before the reply did: no `finish_reason` came (llama.cpp's server
-    ends a stream so when another request cuts it, or its context is full)."""
-
-    code = "model.cut_off"
-
-
-class ModelSilent(ModelStreamError):
-    """The server sent nothing for too long: no first byte (`model.timed_out`), or no next
-    line mid-stream (`model.stalled`)."""
-
-    def __init__(self, *, mid_stream: bool, seconds: float) -> None:
-        where = "between two lines" if mid_stream else "before its first byte"
-        super().__init__(f"the model server sent nothing for {seconds:g} s {where}")
-        self.code = "model.stalled" if mid_stream else "model.timed_out"
-        self.params = {"seconds": f"{seconds:g}"}
-
-
 @dataclass(frozen=True)
 class StreamTimeouts:
     """How long a silent model server is waited for: its first byte (the answer's headers
@@ -81,95 +53,6 @@ class StreamTimeouts:
 
     first_byte: float | None
     idle: float | None
-
-
-@dataclass
-class _ToolCall:
-    id: str | None = None
-    name: str = ""
-    args: list[str] = field(default_factory=list)
-
-
-@dataclass
-class _Reply:
-    """What the events of one completion add up to."""
-
-    text: list[str] = field(default_factory=list)
-    tool_calls: dict[int, _ToolCall] = field(default_factory=dict)
-    finish_reason: str | None = None
-    usage: dict[str, Any] | None = None
-    model: str | None = None
-    id: str | None = None
-    heard: bool = False  # an event came: the request is not sent again
-
-    def absorb(self, event: dict[str, Any], on_text: OnText, on_reasoning: OnText) -> None:
-        """Add one `chat.completion.chunk` event; pass its text and reasoning on at once."""
-        self.heard = True
-        if event.get("error"):
-            error = event["error"]
-            detail = error.get("message") if isinstance(error, dict) else error
-            raise ModelStreamError(f"the model server failed mid-stream: {detail}")
-        self.id = self.id or event.get("id")
-        self.model = self.model or event.get("model")
-        if event.get("usage"):
-            self.usage = event["usage"]
-        for choice in event.get("choices") or ():
-            if choice.get("index", 0) != 0:
-                continue
-            delta = choice.get("delta") or {}
-            reasoning = reasoning_of(delta)
-            if reasoning:
-                on_reasoning(reasoning)  # never the reply's words: not kept in `text`
-            content = delta.get("content")
-            if content:
-                self.text.append(content)
-                on_text(content)
-            for call in delta.get("tool_calls") or ():
-                self._add_tool_call(call)
-            if choice.get("finish_reason"):
-                self.finish_reason = choice["finish_reason"]
-
-    def _add_tool_call(self, delta: dict[str, Any]) -> None:
-        call = self.tool_calls.setdefault(int(delta.get("index") or 0), _ToolCall())
-        call.id = call.id or delta.get("id")
-        function = delta.get("function") or {}
-        call.name += function.get("name") or ""
-        if function.get("arguments"):
-            call.args.append(function["arguments"])
-
-    def message(self) -> AIMessage:
-        """Return the whole reply as `ChatOpenAI` would have merged it."""
-        chunk = AIMessageChunk(
-            content="".join(self.text),
-            # Servers may repeat a completion id (fakes, some local servers); two messages
-            # with one id would merge in the thread's state, so the message gets its own.
-            id=f"lc_run-{uuid.uuid4()}",
-            tool_call_chunks=[
-                tool_call_chunk(name=c.name or None, args="".join(c.args), id=c.id, index=i)
-                for i, c in sorted(self.tool_calls.items())
-            ],
-            usage_metadata=_usage_metadata(self.usage) if self.usage else None,
-            response_metadata={
-                "finish_reason": self.finish_reason,
-                "model_name": self.model,
-                "id": self.id,
-                "model_provider": "openai",
-            },
-        )
-        message = message_chunk_to_message(chunk)
-        assert isinstance(message, AIMessage)
-        return message
-
-
-def _usage_metadata(usage: dict[str, Any]) -> UsageMetadata:
-    input_tokens = int(usage.get("prompt_tokens") or 0)
-    output_tokens = int(usage.get("completion_tokens") or 0)
-    total = usage.get("total_tokens")
-    return UsageMetadata(
-        input_tokens=input_tokens,
-        output_tokens=output_tokens,
-        total_tokens=int(total) if total is not None else input_tokens + output_tokens,
-    )
 
 
 def request_payload(
@@ -211,7 +94,7 @@ async def astream_message(
     waited, busy, failures = 0.0, 0, 0
     asking_why = stale = False
     while True:
-        reply = _Reply()
+        reply = Completion()
         try:
             if asking_why:
                 return await _complete_once(llm, dict(payload), reply, on_text, on_reasoning)
@@ -292,7 +175,7 @@ def retry_after(error: openai.APIStatusError) -> float:
 async def _stream_once(
     llm: ChatOpenAI,
     payload: dict[str, Any],
-    reply: _Reply,
+    reply: Completion,
     on_text: OnText,
     on_reasoning: OnText,
     timeouts: StreamTimeouts | None,
@@ -315,7 +198,7 @@ async def _stream_once(
     try:
         async with asyncio.timeout(first_byte) as silence, request as response:
             data: list[str] = []
-            async for line in _lines(_reader(response.http_response)):
+            async for line in model_body.lines(model_body.reader(response.http_response)):
                 if not heard or idle is not None:
                     if not heard:
                         waiting.cancel()
@@ -329,10 +212,10 @@ async def _stream_once(
                 joined, data = "\n".join(data), []
                 if joined.strip() == "[DONE]":
                     break
-                reply.absorb(_event(joined), on_text, on_reasoning)
+                reply.absorb(event(joined), on_text, on_reasoning)
             else:
                 if data and "\n".join(data).strip() != "[DONE]":
-                    reply.absorb(_event("\n".join(data)), on_text, on_reasoning)
+                    reply.absorb(event("\n".join(data)), on_text, on_reasoning)
     except TimeoutError as exc:
         if not silence.expired():
             raise  # not ours: a timeout inside the client
@@ -349,7 +232,7 @@ async def _stream_once(
 async def _complete_once(
     llm: ChatOpenAI,
     payload: dict[str, Any],
-    reply: _Reply,
+    reply: Completion,
     on_text: OnText,
     on_reasoning: OnText,
 ) -> AIMessage:
@@ -393,46 +276,6 @@ async def _say_while_waiting(since: float) -> None:
         emit_step("model.waiting", seconds=f"{round(loop.time() - since):d}")
 
 
-Read = Callable[[], Awaitable[bytes]]  # the body's next bytes; b"" at its end
-
-
-def _reader(response: httpx2.Response) -> Read:
-    """Return what reads the response body: straight from aiohttp's reader when the SDK's
-    aiohttp transport (agent/llm.py) carries it, else through httpx's iterator.
-
-    httpx hands each chunk up through four async generators (the response's chunker, its
-    raw iterator, the client's timing wrapper, the transport's stream): at 20 tokens/s
-    per reply, a tenth of the process's CPU went to the model's body before a line of it
-    was read. aiohttp's errors are raised as httpx's, as the transport raises them.
-    """
-    stream = getattr(response.stream, "_stream", None)
-    plain = response.headers.get("content-encoding", "identity").strip().lower() == "identity"
-    if plain and isinstance(stream, AiohttpResponseStream):  # httpx decompresses the rest
-        content = stream._aiohttp_response.content
-
-        async def read() -> bytes:
-            with map_aiohttp_exceptions():
-                return await content.readany()
-
-        return read
-    chunks = response.aiter_bytes()
-    return lambda: anext(chunks, b"")
-
-
-async def _lines(read: Read) -> AsyncIterator[str]:
-    """Split the body into lines (an SSE line ends with LF or CRLF; a bare CR, which no
-    model server sends, is not taken for one). The SDK's `iter_lines` does the same through
-    three more generators per chunk (text, then lines): 4% of a process streaming 200
-    replies (bench/capacity.py, py-spy)."""
-    rest = b""
-    while chunk := await read():
-        *complete, rest = (rest + chunk).split(b"\n") if rest else chunk.split(b"\n")
-        for line in complete:
-            yield line.removesuffix(b"\r").decode("utf-8", "replace")
-    if rest:
-        yield rest.removesuffix(b"\r").decode("utf-8", "replace")
-
-
 def _push_back(silence: asyncio.Timeout, now: float, idle: float | None, *, first: bool) -> None:
     """Move the silence deadline to `idle` seconds from now (no deadline if None): at the
     first line, then whenever it has come a little closer (no timer churn per token)."""
@@ -442,17 +285,3 @@ def _push_back(silence: asyncio.Timeout, now: float, idle: float | None, *, firs
     when = silence.when()
     if first or when is None or when < now + idle - min(1.0, idle / 10):
         silence.reschedule(now + idle)
-
-
-def _event(data: str) -> dict[str, Any]:
-    """Return one event's JSON object; raise ModelStreamError for anything else."""
-    try:
-        event = orjson.loads(data)  # ~5x json's speed, an event per token
-    except orjson.JSONDecodeError:
-        try:  # what orjson refuses and json reads: NaN, Infinity, 1e400, a lone surrogate
-            event = json.loads(data)
-        except ValueError:
-            event = None
-    if not isinstance(event, dict):
-        raise ModelStreamError(f"the model server sent an event that is not JSON: {data[:200]!r}")
-    return event

@@ -28,12 +28,11 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from agent.checkpoint import is_checkpoint_error
+from agent.completion_events import ModelStreamError
 from agent.events import (
     AgentEvent,
     FinishedEvent,
     FinishReason,
-    ReasoningEvent,
-    SourcesEvent,
     ThinkingEvent,
     TokenEvent,
 )
@@ -41,15 +40,15 @@ from agent.graph import get_graph, recursion_limit, thread_config
 from agent.incoming import clean
 from agent.llm import model_label
 from agent.model_errors import FAILURE_STEPS, failure_code
-from agent.openai_stream import ModelStreamError
 from agent.progress import collecting
+from agent.reply_record import ReplyRecord
 from agent.state import (
     AgentContext,
     Question,
     Usage,
     zero_usage,
 )
-from agent.steps import COUNTING_STEPS, describe, step
+from agent.steps import describe, step
 from agent.threads import ThreadRef, prune_thread, record_exchange, run_from, turn_input
 from agent.tokens import estimate_tokens, message_text
 
@@ -70,8 +69,6 @@ FINISH_REASONS: dict[str, FinishReason] = {
     "stop_sequence": "stop_sequence",
 }
 _DONE = object()
-STEP_FIELDS = ("step", "code", "params", "content")
-MAX_IMAGES = 8  # a reply keeps at most this many images its tools made
 TokenCallback = Callable[[TokenEvent], None]
 
 
@@ -106,15 +103,7 @@ class Turn:
         self.reply_id = context.reply_id
         self.finished: FinishedEvent | None = None
         self._graph = get_graph(checkpointer)
-        self._text: list[str] = []
-        self._length = 0
-        self._reasoning: list[str] = []
-        self._reasoning_length = 0
-        self._reasoning_began: float | None = None  # loop time of its first piece
-        self._reasoning_ended: float | None = None  # …and of the answer's first piece
-        self._parts: list[dict[str, Any]] = []
-        self._images: list[dict[str, Any]] = []
-        self._ledger: dict[str, Any] = {}
+        self._record = ReplyRecord()
         self._usage: Usage = zero_usage()
         self._internal: Usage = zero_usage()
         self._final: AIMessage | None = None
@@ -131,7 +120,7 @@ class Turn:
     @property
     def text(self) -> str:
         """Return the reply text streamed so far (after the continued reply's, if any)."""
-        return "".join(self._text)
+        return self._record.text
 
     async def stop(self) -> None:
         """Stop generating; `events()` then ends with a "stopped" finished event."""
@@ -165,8 +154,8 @@ class Turn:
                 await self._halt()
                 self.finished = await self._conclude("stopped")
         reason = self._ending()
-        if reason == "end_turn" and not self._text and self._final is not None:
-            yield self._token(message_text(self._final)[len(self.prefix) :])
+        if reason == "end_turn" and not self._record.text and self._final is not None:
+            yield self._record.token(message_text(self._final)[len(self.prefix) :])
         if reason == "error":
             yield self._fault()
         self.finished = await self._conclude(reason)
@@ -185,7 +174,7 @@ class Turn:
         def record(data: dict[str, Any]) -> None:
             if on_token is not None and data.get("kind") == "token" and queue.empty():
                 if data["text"]:
-                    on_token(self._token(data["text"]))
+                    on_token(self._record.token(data["text"]))
                 return
             queue.put_nowait({"type": "custom", "data": data})
 
@@ -232,42 +221,8 @@ class Turn:
             fields = step("memory.unreachable")
         else:  # the server refused, could not be reached, or the graph failed
             fields = step(FAILURE_STEPS[failure_code(error)])
-        self._parts.append({"type": "thinking", **fields})
+        self._record.parts.append({"type": "thinking", **fields})
         return {"type": "thinking", **fields}  # type: ignore[typeddict-item]
-
-    def _token(self, text: str) -> TokenEvent:
-        """Append `text` to the reply and return its token event."""
-        event: TokenEvent = {"type": "token", "index": self._length, "text": text}
-        if self._reasoning_began is not None and self._reasoning_ended is None:
-            self._reasoning_ended = asyncio.get_running_loop().time()
-        self._text.append(text)
-        self._length += len(text)
-        return event
-
-    def _reason(self, text: str) -> ReasoningEvent:
-        """Append `text` to the model's reasoning and return its event."""
-        now = asyncio.get_running_loop().time()
-        if self._reasoning_began is None:
-            self._reasoning_began = now
-        elif self._reasoning_ended is not None and self._reasoning:
-            # Thinking again after a tool's answer: a new paragraph of the same reasoning.
-            self._reasoning_ended, text = None, "\n\n" + text
-        event: ReasoningEvent = {"type": "reasoning", "index": self._reasoning_length, "text": text}
-        self._reasoning.append(text)
-        self._reasoning_length += len(text)
-        return event
-
-    def _reasoning_part(self) -> dict[str, Any] | None:
-        """Return the model's reasoning as the reply's `thinking` part (None if it had none)."""
-        if not self._reasoning or self._reasoning_began is None:
-            return None
-        ended = self._reasoning_ended or asyncio.get_running_loop().time()
-        return {
-            "type": "thinking",
-            "step": "reasoning",
-            "content": "".join(self._reasoning),
-            "seconds": max(1, round(ended - self._reasoning_began)),
-        }
 
     def _translate(self, part: dict[str, Any]) -> list[AgentEvent]:
         """Turn one LangGraph stream part into zero or more agent events."""
@@ -278,7 +233,7 @@ class Turn:
             self.checkpoint_id = str(part["data"]["config"]["configurable"]["checkpoint_id"])
             return []
         if part["type"] == "custom" and isinstance(part["data"], dict):
-            return self._progress(part["data"])
+            return self._record.progress(part["data"])
         return []
 
     def _absorb(self, updates: dict[str, Any]) -> None:
@@ -294,42 +249,6 @@ class Turn:
             for message in update.get("messages", []):
                 if isinstance(message, AIMessage) and message.id == self.reply_id:
                     self._final = message
-
-    def _progress(self, record: dict[str, Any]) -> list[AgentEvent]:
-        """Turn a node's progress record into events and message parts."""
-        kind = record.get("kind")
-        if kind == "token":
-            return [self._token(record["text"])] if record["text"] else []
-        if kind == "reasoning":
-            return [self._reason(record["text"])] if record["text"] else []
-        if kind == "ledger":
-            self._ledger = record["ledger"]
-        elif kind == "thinking":
-            event: ThinkingEvent = {
-                "type": "thinking",
-                "step": record["step"],
-                "code": record["code"],
-                "params": record["params"],
-                "content": record["content"],
-            }
-            if record["step"] not in ("tool_call", "tool_result"):  # stored as tool parts
-                part = {"type": "thinking", **{k: record[k] for k in STEP_FIELDS}}
-                last = self._parts[-1] if self._parts else {}
-                if record["code"] in COUNTING_STEPS and last.get("code") == record["code"]:
-                    self._parts[-1] = part  # 10 s, 20 s, 30 s…: the latest is the one kept
-                else:
-                    self._parts.append(part)
-            return [event]
-        elif kind in ("tool_call", "tool_result"):
-            skip = ("kind", "step")  # the part's type says it
-            self._parts.append({"type": kind, **{k: v for k, v in record.items() if k not in skip}})
-        elif kind == "images":
-            self._images = (self._images + list(record["items"]))[:MAX_IMAGES]
-        elif kind == "sources":
-            self._parts.append({"type": "references", "items": record["items"]})
-            sources: SourcesEvent = {"type": "sources", "items": record["items"]}
-            return [sources]
-        return []
 
     async def _conclude(self, reason: FinishReason) -> FinishedEvent:
         """Store a partial reply if needed and build the one finished event."""
@@ -347,7 +266,7 @@ class Turn:
         estimated = reason in ("stopped", "error") or not self._usage["output_tokens"]
         if estimated:
             usage["input_tokens"] = usage["input_tokens"] or int(
-                self._ledger.get("estimated_input_tokens", 0)
+                self._record.ledger.get("estimated_input_tokens", 0)
             )
             usage["output_tokens"] = max(usage["output_tokens"], estimate_tokens(content))
         context = {
@@ -356,24 +275,24 @@ class Turn:
             "estimated_input_tokens": 0,
             "actual_input_tokens": None,
             "window": self.config.context_window,
-            **self._ledger,
+            **self._record.ledger,
             "main_calls": self._usage["calls"],
             "internal_usage": dict(self._internal),
             "usage_estimated": estimated,
         }
-        reasoning = self._reasoning_part()
+        reasoning = self._record.reasoning_part()
         return {
             "type": "finished",
             "message_id": self.reply_id,
             "content": content,
-            "parts": [reasoning, *self._parts] if reasoning else list(self._parts),
+            "parts": [reasoning, *self._record.parts] if reasoning else list(self._record.parts),
             "model": model_label(self.config),
             "finish_reason": reason,
             "usage": usage,  # type: ignore[typeddict-item]
             "context": context,
             "error": _describe(self._error, self.reply_id) if reason == "error" else None,
             "checkpoint_id": self.checkpoint_id,
-            "images": list(self._images),
+            "images": list(self._record.images),
         }
 
     async def _store_partial(self, content: str, reason: FinishReason) -> None:
@@ -395,7 +314,7 @@ class Turn:
             )
         except Exception:  # the reply is still returned to the caller
             logger.exception("could not store the partial reply of %s", self.reply_id)
-            self._parts.append({"type": "thinking", **step("generate.partial_not_kept")})
+            self._record.parts.append({"type": "thinking", **step("generate.partial_not_kept")})
 
     async def _prune(self) -> None:
         """Keep only the checkpoint this turn saved (a thread's cost stays flat)."""

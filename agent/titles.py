@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 import re
-
-from langchain_core.messages import HumanMessage, SystemMessage
 
 from agent import prompts
 from agent.config import AgentConfig
-from agent.llm import ask_model, get_chat_model
+from agent.llm import ask_configured
 from agent.memory import INTERNAL_TAGS
 from agent.tokens import message_text
 from text.language import detect_language
@@ -45,13 +42,9 @@ async def write_title(config: AgentConfig, *, question: str, answer: str) -> str
     request = prompts.TITLE_REQUEST.format(
         question=question[:QUESTION_CHARS], answer=answer[:ANSWER_CHARS]
     )
-    model = get_chat_model(config)
-    async with asyncio.timeout(config.request_timeout):  # retries included
-        reply = await ask_model(
-            model,
-            [SystemMessage(system), HumanMessage(request)],
-            max_tokens=TITLE_MAX_TOKENS,
-            config={"tags": INTERNAL_TAGS, "run_name": "title"},
-        )
+    run_config = {"tags": INTERNAL_TAGS, "run_name": "title"}
+    reply = await ask_configured(
+        config, system, request, max_tokens=TITLE_MAX_TOKENS, run_config=run_config
+    )
     text = message_text(reply)
     return clean_title(text, language=language)

@@ -49,16 +49,8 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/chatsite_capacity")
 os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/10")
 
-from bench.fanout import rss_mb  # noqa: E402
-from bench.stream import (  # noqa: E402
-    app_env,
-    cpu_seconds,
-    free_port,
-    make_fixtures,
-    prepare_database,
-    serve,
-    steady,
-)
+from bench.processes import cpu_seconds, free_port, rss_mb, serve  # noqa: E402
+from bench.stream import app_env, make_fixtures, prepare_database, steady  # noqa: E402
 
 STEPS = (25, 50, 100, 200, 400, 800)
 KNEE_P99_MS = 100.0

@@ -16,8 +16,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import socket
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -27,35 +25,17 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.processes import daphne_command, free_port, migrated_django, rss_mb, serve  # noqa: E402
 from bench.scratch_db import run_in_scratch_database  # noqa: E402
 
 TARGET_GROWTH_MB = 64
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
-
-
 def _seed(database_url: str, messages: int) -> tuple[str, str]:
     """Migrate, then make a user, a token and a conversation of `messages` messages."""
-    os.environ["DATABASE_URL"] = database_url
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "chatsite.settings")
-    import django
-
-    django.setup()
+    migrated_django(database_url)
     from django.contrib.auth import get_user_model
-    from django.core.management import call_command
 
-    call_command("migrate", verbosity=0)
     from accounts.tokens import create_api_token
     from conversations.models import Conversation, Message
     from core import rls
@@ -89,7 +69,7 @@ def _seed(database_url: str, messages: int) -> tuple[str, str]:
 
 
 async def _download(url: str, token: str, pid: int) -> dict[str, float]:
-    peak, received = _rss_mb(pid), 0
+    peak, received = rss_mb(pid), 0
     started = time.perf_counter()
     headers = {"Authorization": f"Bearer {token}"}
     async with (
@@ -102,7 +82,7 @@ async def _download(url: str, token: str, pid: int) -> dict[str, float]:
             received += len(chunk)
             now = time.perf_counter()
             if now - last > 0.02:
-                peak, last = max(peak, _rss_mb(pid)), now
+                peak, last = max(peak, rss_mb(pid)), now
     return {"bytes": received, "seconds": round(time.perf_counter() - started, 2), "peak": peak}
 
 
@@ -111,32 +91,18 @@ def run(database_url: str, messages: int) -> dict[str, object]:
     from django.db import connections
 
     connections.close_all()
-    port = _free_port()
+    port = free_port()
     env = {
         **os.environ,
         "DATABASE_URL": database_url,
         "DJANGO_SETTINGS_MODULE": "chatsite.settings",
     }
     env.pop("REDIS_URL", None)
-    cmd = [sys.executable, "-m", "chatsite.serve", "-b", "127.0.0.1", "-p", str(port)]
-    log = open(ROOT / "var" / "bench-export-daphne.log", "w")  # noqa: SIM115
-    proc = subprocess.Popen(
-        [*cmd, "chatsite.asgi:application"], cwd=ROOT, env=env, stdout=log, stderr=log
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                httpx.get(f"http://127.0.0.1:{port}/accounts/login/", timeout=1)
-                break
-            except httpx.HTTPError:
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    raise RuntimeError("daphne did not start") from None
-                time.sleep(0.2)
+    with serve(daphne_command(port), port, env, ROOT / "var" / "bench-export-daphne.log") as proc:
         base = f"http://127.0.0.1:{port}/api/v1/conversations/{conversation_id}/export"
         results: dict[str, object] = {"messages": messages, "target_growth_mb": TARGET_GROWTH_MB}
         for fmt in ("json", "markdown", "text"):
-            before = _rss_mb(proc.pid)
+            before = rss_mb(proc.pid)
             got = asyncio.run(_download(f"{base}?format={fmt}&include_metadata=1", token, proc.pid))
             results[fmt] = {
                 "mb": round(got["bytes"] / 1e6, 1),
@@ -149,9 +115,6 @@ def run(database_url: str, messages: int) -> dict[str, object]:
         results["max_rss_growth_mb"] = growth
         results["within_target"] = growth < TARGET_GROWTH_MB
         return results
-    finally:
-        proc.terminate()
-        proc.wait(timeout=20)
 
 
 def main() -> None:

@@ -27,21 +27,8 @@ import websockets
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from bench.stream import (  # noqa: E402
-    DATABASE_URL,
-    REDIS_URL,
-    free_port,
-    make_fixtures,
-    prepare_database,
-    serve,
-)
-
-
-def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return round(int(line.split()[1]) / 1024, 1)
-    return 0.0
+from bench.processes import free_port, rss_mb, serve  # noqa: E402
+from bench.stream import DATABASE_URL, REDIS_URL, make_fixtures, prepare_database  # noqa: E402
 
 
 class Watcher:

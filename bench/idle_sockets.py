@@ -36,21 +36,10 @@ import websockets
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/chatsite_capacity")
-os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/10")
-
+# bench.capacity names the capacity database and Redis before bench.stream reads them.
 from bench.capacity import raise_fd_limit  # noqa: E402
-from bench.fanout import rss_mb  # noqa: E402
-from bench.stream import (  # noqa: E402
-    WORD,
-    app_env,
-    cpu_seconds,
-    free_port,
-    make_fixtures,
-    pct,
-    prepare_database,
-    serve,
-)
+from bench.processes import cpu_seconds, free_port, rss_mb, serve  # noqa: E402
+from bench.stream import WORD, app_env, make_fixtures, pct, prepare_database  # noqa: E402
 
 PING_EVERY_S = 25.0  # static/js/socket.js PING_EVERY_MS
 

@@ -9,10 +9,7 @@ the Daphne process's resident memory before and at its peak during the import (s
 every 20 ms from /proc). Target: the import grows the server by less than 256 MB (the
 peak is printed beside it: Daphne queues a request's whole body for the application
 before it runs, ~0.87 MB per MB uploaded; the import itself reads one conversation at a
-time).
-
-Needs PostgreSQL (DATABASE_URL, default postgres://postgres@127.0.0.1:5432/chatsite; a
-scratch database is made and dropped).
+time). It runs on a scratch PostgreSQL database made from DATABASE_URL and dropped after.
 
     uv run python bench/import_chatgpt.py [--mb 100]
 """
@@ -23,7 +20,6 @@ import argparse
 import json
 import os
 import random
-import subprocess
 import sys
 import threading
 import time
@@ -34,7 +30,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.export import _free_port, _rss_mb  # noqa: E402
+from bench.processes import daphne_command, free_port, migrated_django, rss_mb, serve  # noqa: E402
 from bench.scratch_db import run_in_scratch_database  # noqa: E402
 
 TARGET_GROWTH_MB = 256
@@ -118,15 +114,9 @@ def make_export(path: Path, megabytes: int) -> dict[str, int]:
 
 
 def _seed(database_url: str) -> str:
-    os.environ["DATABASE_URL"] = database_url
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "chatsite.settings")
-    import django
-
-    django.setup()
+    migrated_django(database_url)
     from django.contrib.auth import get_user_model
-    from django.core.management import call_command
 
-    call_command("migrate", verbosity=0)
     from accounts.tokens import create_api_token
     from core import rls
 
@@ -142,7 +132,7 @@ def run(database_url: str, megabytes: int) -> dict[str, object]:
     from django.db import connections
 
     connections.close_all()
-    port = _free_port()
+    port = free_port()
     env = {
         **os.environ,
         "DATABASE_URL": database_url,
@@ -154,64 +144,50 @@ def run(database_url: str, megabytes: int) -> dict[str, object]:
         "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
     }
     env.pop("REDIS_URL", None)
-    cmd = [sys.executable, "-m", "chatsite.serve", "-b", "127.0.0.1", "-p", str(port)]
-    log = open(ROOT / "var" / "bench-import-daphne.log", "w")  # noqa: SIM115
-    proc = subprocess.Popen(
-        [*cmd, "chatsite.asgi:application"], cwd=ROOT, env=env, stdout=log, stderr=log
-    )
+    log = ROOT / "var" / "bench-import-daphne.log"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                httpx.get(f"http://127.0.0.1:{port}/accounts/login/", timeout=1)
-                break
-            except httpx.HTTPError:
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    raise RuntimeError("daphne did not start") from None
-                time.sleep(0.2)
-        before = _rss_mb(proc.pid)
-        peak = [before]
-        done = threading.Event()
+        with serve(daphne_command(port), port, env, log) as proc:
+            before = rss_mb(proc.pid)
+            peak = [before]
+            done = threading.Event()
 
-        def sample() -> None:
-            while not done.is_set():
-                peak[0] = max(peak[0], _rss_mb(proc.pid))
-                time.sleep(0.02)
+            def sample() -> None:
+                while not done.is_set():
+                    peak[0] = max(peak[0], rss_mb(proc.pid))
+                    time.sleep(0.02)
 
-        sampler = threading.Thread(target=sample, daemon=True)
-        sampler.start()
-        started = time.perf_counter()
-        with path.open("rb") as file:
-            response = httpx.post(
-                f"http://127.0.0.1:{port}/api/v1/conversations/import",
-                headers={"Authorization": f"Bearer {token}"},
-                files={"file": ("conversations.json", file, "application/json")},
-                timeout=1800,
-            )
-        seconds = time.perf_counter() - started
-        done.set()
-        sampler.join()
-        if response.status_code != 201:
-            raise RuntimeError(f"import answered {response.status_code}: {response.text[:300]}")
-        items = response.json()["items"]
-        stored = sum(c["message_count"] for c in items)
-        return {
-            "file_mb": round(made["bytes"] / 1e6, 1),
-            "conversations_in_file": made["conversations"],
-            "nodes_in_file": made["nodes"],
-            "conversations_imported": len(items),
-            "messages_imported": stored,
-            "seconds": round(seconds, 1),
-            "mb_per_second": round(made["bytes"] / 1e6 / seconds, 1),
-            "rss_before_mb": round(before, 1),
-            "rss_peak_mb": round(peak[0], 1),
-            "rss_growth_mb": round(peak[0] - before, 1),
-            "target_growth_mb": TARGET_GROWTH_MB,
-            "within_target": peak[0] - before < TARGET_GROWTH_MB,
-        }
+            sampler = threading.Thread(target=sample, daemon=True)
+            sampler.start()
+            started = time.perf_counter()
+            with path.open("rb") as file:
+                response = httpx.post(
+                    f"http://127.0.0.1:{port}/api/v1/conversations/import",
+                    headers={"Authorization": f"Bearer {token}"},
+                    files={"file": ("conversations.json", file, "application/json")},
+                    timeout=1800,
+                )
+            seconds = time.perf_counter() - started
+            done.set()
+            sampler.join()
+            if response.status_code != 201:
+                raise RuntimeError(f"import answered {response.status_code}: {response.text[:300]}")
+            items = response.json()["items"]
+            stored = sum(c["message_count"] for c in items)
+            return {
+                "file_mb": round(made["bytes"] / 1e6, 1),
+                "conversations_in_file": made["conversations"],
+                "nodes_in_file": made["nodes"],
+                "conversations_imported": len(items),
+                "messages_imported": stored,
+                "seconds": round(seconds, 1),
+                "mb_per_second": round(made["bytes"] / 1e6 / seconds, 1),
+                "rss_before_mb": round(before, 1),
+                "rss_peak_mb": round(peak[0], 1),
+                "rss_growth_mb": round(peak[0] - before, 1),
+                "target_growth_mb": TARGET_GROWTH_MB,
+                "within_target": peak[0] - before < TARGET_GROWTH_MB,
+            }
     finally:
-        proc.terminate()
-        proc.wait(timeout=20)
         path.unlink(missing_ok=True)
 
 

@@ -1,6 +1,6 @@
 """What reading reasoning costs per streamed event; prints one JSON line.
 
-Every event a model server streams passes `_Reply.absorb` (agent/openai_stream.py), which
+Every event a model server streams passes `Completion.absorb` (agent/completion_events.py), which
 now also reads `reasoning_content`/`reasoning`, and the text then passes the `<think>`
 splitter (agent/reasoning.py) before it is cleaned (agent/incoming.py). Measured on one
 core, in process, 100,000 events of each kind, medians of 7 alternated runs:
@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import orjson
 
-from agent import openai_stream
+from agent import completion_events
 from agent.incoming import TextStream
 from agent.reasoning import ThinkSplitter
 
@@ -52,12 +52,12 @@ def lines(delta) -> list[str]:
 
 
 def seconds(events: list[str], *, split: bool) -> float:
-    reply = openai_stream._Reply()
+    reply = completion_events.Completion()
     text, reasoning = TextStream(lambda t: None), TextStream(lambda t: None)
     on_text = ThinkSplitter(text, reasoning) if split else text
     started = time.process_time()
     for line in events:
-        reply.absorb(openai_stream._event(line), on_text, reasoning)
+        reply.absorb(completion_events.event(line), on_text, reasoning)
     return time.process_time() - started
 
 

@@ -26,12 +26,10 @@ import asyncio
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
 import uuid
-from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -39,43 +37,11 @@ import websockets
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from bench.processes import cpu_seconds, free_port, serve  # noqa: E402
+
 DATABASE_URL = os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/chatsite_bench")
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/7")
 WORD = re.compile(r"w(\d+) ")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_for_port(port: int, proc: subprocess.Popen, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"process on port {port} exited with {proc.returncode}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
-        except OSError:
-            time.sleep(0.2)
-    raise TimeoutError(f"nothing listens on {port}")
-
-
-@contextmanager
-def serve(cmd: list[str], port: int, env: dict[str, str], log: Path):
-    with open(log, "w") as out:
-        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=out)
-        try:
-            wait_for_port(port, proc)
-            yield proc
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
 
 
 def app_env(llm_port: int) -> dict[str, str]:
@@ -127,12 +93,6 @@ def make_fixtures(n: int) -> tuple[str, list[str]]:
             str(services.create_conversation(user=user, title=f"bench {i}").id) for i in range(n)
         ]
     return token, ids
-
-
-def cpu_seconds(pid: int) -> float:
-    """Return the CPU time (user + system) a process has used so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def with_cpu(pid: int, step, tokens_of) -> dict:

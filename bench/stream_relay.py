@@ -28,7 +28,7 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.urls import re_path  # noqa: E402
 from langchain_openai import ChatOpenAI  # noqa: E402 (imported here: it takes a second)
 
-from chatsite.daphne_writes import send_writes_at_once  # noqa: E402
+from chatsite.daphne_patches import send_writes_at_once  # noqa: E402
 
 # The app's sockets send at once (chatsite/asgi.py); RELAY_WRITES=buffered: Twisted's way.
 if os.environ.get("RELAY_WRITES") != "buffered":

@@ -23,18 +23,21 @@ from usage import api as usage_api
 api = build_api(auth=[BearerAuth(), SessionAuth()])
 # Before conversations': its fixed paths (/conversations/import, /bulk) come ahead of
 # /conversations/{conversation_id}.
-api.add_router("", transfers_api.router)
-api.add_router("", conversations.router)
-api.add_router("", messages.router)
-api.add_router("", projects.router)
-api.add_router("", shares.router)
-api.add_router("", attachments.router)
-api.add_router("", knowledge_api.router)
-api.add_router("", model_list.router)
-api.add_router("", accounts_api.router)
-api.add_router("", memories_api.router)
-api.add_router("", presets_api.router)
-api.add_router("", usage_api.router)
+for module in (
+    transfers_api,
+    conversations,
+    messages,
+    projects,
+    shares,
+    attachments,
+    knowledge_api,
+    model_list,
+    accounts_api,
+    memories_api,
+    presets_api,
+    usage_api,
+):
+    api.add_router("", module.router)
 
 
 def _login_not_required(patterns: list[Any]) -> list[Any]:

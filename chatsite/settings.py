@@ -6,11 +6,9 @@ import json
 import os
 from pathlib import Path
 
-import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from core.groups import layer_prefix
-from core.outages import redis_connection_class
+from chatsite import backends
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("CHAT_VAR_DIR", BASE_DIR / "var"))
@@ -129,7 +127,6 @@ TEMPLATES = [
 
 # --- database -------------------------------------------------------------
 DATABASE_URL = os.environ.get("DATABASE_URL", f"sqlite:///{VAR_DIR / 'db.sqlite3'}")
-_db = dj_database_url.parse(DATABASE_URL, conn_max_age=0)
 # PostgreSQL's pool: its size, and how long a request waits for a connection (then 503).
 DB_POOL_SIZE = int(os.environ.get("DB_POOL_SIZE", 20))
 DB_POOL_TIMEOUT = float(os.environ.get("DB_POOL_TIMEOUT", 3))
@@ -139,41 +136,11 @@ DB_POOL_TIMEOUT = float(os.environ.get("DB_POOL_TIMEOUT", 3))
 # outage, 503. Migrations and flush (as the tables' owner) and the agent's checkpoints (their
 # own pool) have no limit (core/db/postgresql/base.py).
 DB_STATEMENT_TIMEOUT = float(os.environ.get("DB_STATEMENT_TIMEOUT", 30))
-if _db["ENGINE"] == "django.db.backends.postgresql":
-    # CONN_MAX_AGE > 0 leaks connections under ASGI; Django 5.2's psycopg pool does not.
-    # With PostgreSQL out of reach a request waits at most DB_POOL_TIMEOUT for a connection
-    # (then 503, core/unavailable.py), not psycopg's 30 s; a pool that gave up reconnecting
-    # (after DB_RECONNECT_SECONDS) tries again on the next request, so it recovers at once.
-    _db["OPTIONS"] = {
-        "connect_timeout": int(os.environ.get("DB_CONNECT_TIMEOUT", 3)),
-        # A server whose packets stop being acknowledged (a cut link) fails a query within
-        # this many ms instead of TCP's ~15 minutes of retransmissions. What still
-        # acknowledges (a proxy, a frozen host's kernel) is DB_STATEMENT_TIMEOUT's to end.
-        "tcp_user_timeout": int(os.environ.get("DB_TCP_USER_TIMEOUT_MS", 10_000)),
-        "keepalives": 1,
-        "keepalives_idle": 30,
-        "keepalives_interval": 5,
-        "keepalives_count": 3,
-        "pool": {
-            "min_size": 1,
-            "max_size": DB_POOL_SIZE,
-            "timeout": DB_POOL_TIMEOUT,
-            "reconnect_timeout": float(os.environ.get("DB_RECONNECT_SECONDS", 5)),
-        },
-    }
-    # A pooled connection is checked when it is handed out: one the server dropped (a
-    # restart) is replaced, not failed on. The check asks the server only when something
-    # arrived on the idle socket (pools/idle.py).
-    _db["CONN_HEALTH_CHECKS"] = True
-    # The test database must be UTF-8 so pg_trgm sees Korean trigrams.
-    _db["TEST"] = {"TEMPLATE": "template0", "CHARSET": "UTF8"}
-    # Django's backend, connected as the role `chat_app` with row-level security applied
-    # to every transaction (core/rls.py; SPEC "Row-level security").
-    _db["ENGINE"] = "core.db.postgresql"
-else:
-    _db["OPTIONS"] = {"timeout": 20, "transaction_mode": "IMMEDIATE"}
-    _db["TEST"] = {"NAME": str(VAR_DIR / "test_db.sqlite3")}
-DATABASES = {"default": _db}
+DATABASES = {
+    "default": backends.database(
+        DATABASE_URL, pool_size=DB_POOL_SIZE, pool_timeout=DB_POOL_TIMEOUT, var_dir=VAR_DIR
+    )
+}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- redis: channel layer, cache, rate limits -------------------------------
@@ -181,38 +148,8 @@ REDIS_URL = os.environ.get("REDIS_URL") or None
 # The most connections the app's own Redis client holds per process (progress, rate limits,
 # presence); past it a command waits for a free one. See docs/deployment.md.
 REDIS_MAX_CONNECTIONS = int(os.environ.get("REDIS_MAX_CONNECTIONS", 100))
-if REDIS_URL:
-    CHANNEL_LAYERS = {
-        "default": {
-            "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
-            # redis-py's 5 s socket timeout equals the layer's receive wait and drops idle
-            # sockets with 1011; its pool stops at 100 connections (channels_redis#422).
-            "CONFIG": {
-                # Pub/sub ignores database numbers: channels named after ours.
-                "prefix": layer_prefix(REDIS_URL),
-                # Each (re)connection reports an outage or its end (core/outages.py).
-                "hosts": [
-                    {
-                        "address": REDIS_URL,
-                        "socket_timeout": None,
-                        "max_connections": 1000,
-                        "connection_class": redis_connection_class(REDIS_URL),
-                        "client_name": "chat-layer",  # as CLIENT LIST names it
-                    }
-                ],
-            },
-        }
-    }
-    CACHES = {
-        "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
-            "LOCATION": REDIS_URL,
-            "KEY_PREFIX": "chat",
-        }
-    }
-else:
-    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+CHANNEL_LAYERS = backends.channel_layers(REDIS_URL)
+CACHES = backends.caches(REDIS_URL)
 
 # --- auth ------------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [

@@ -20,7 +20,7 @@ from text import sensitive
 
 from . import moderation, services
 from .admin_reports import ReportQueueMixin
-from .models import Conversation, Message, MessageFeedback, Project, Share
+from .models import MESSAGE_RECORD_FIELDS, Conversation, Message, MessageFeedback, Project, Share
 
 MODERATION_CSS = {"all": ("css/moderation.css",)}
 
@@ -232,14 +232,7 @@ class MessageAdmin(ReportQueueMixin, admin.ModelAdmin):
     readonly_fields = (
         "id",
         "conversation",
-        "role",
-        "content",
-        "parts",
-        "model",
-        "tokens_used",
-        "finish_reason",
-        "metadata",
-        "sequence_number",
+        *MESSAGE_RECORD_FIELDS,
         "client_id",
         "created_by",
         "created_at",

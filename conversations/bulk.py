@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -46,21 +47,22 @@ def get_selected_conversations(
     return rows
 
 
-@transaction.atomic
 def archive_conversations(*, user: Any, ids: list[Any]) -> int:
     """Archive the selected conversations; return how many."""
-    rows = get_selected_conversations(user=user, ids=ids, lock=True)
-    for conversation in rows:
-        services.archive_conversation(conversation=conversation)
-    return len(rows)
+    return _each_selected(user, ids, services.archive_conversation)
+
+
+def delete_conversations(*, user: Any, ids: list[Any]) -> int:
+    """Delete the selected conversations (and their agent threads); return how many."""
+    return _each_selected(user, ids, services.delete_conversation)
 
 
 @transaction.atomic
-def delete_conversations(*, user: Any, ids: list[Any]) -> int:
-    """Delete the selected conversations (and their agent threads); return how many."""
+def _each_selected(user: Any, ids: list[Any], action: Callable[..., Any]) -> int:
+    """Lock the selection (all or nothing: NotFound), act on each; return how many."""
     rows = get_selected_conversations(user=user, ids=ids, lock=True)
     for conversation in rows:
-        services.delete_conversation(conversation=conversation)
+        action(conversation=conversation)
     return len(rows)
 
 

@@ -22,6 +22,17 @@ MAX_ATTACHMENTS = 10
 # `Message.metadata[TOKENS_ESTIMATED]`: its `tokens_used` is our estimate of the text, not a
 # count the model server reported (a user's message, a reply without usage, an import).
 TOKENS_ESTIMATED = "tokens_estimated"
+# What a message says and how it came to be: the admin shows these, an export writes them.
+MESSAGE_RECORD_FIELDS = (
+    "role",
+    "content",
+    "parts",
+    "model",
+    "tokens_used",
+    "finish_reason",
+    "metadata",
+    "sequence_number",
+)
 
 
 class Project(models.Model):

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from django.urls import path, re_path
 
-from .consumers import ConversationConsumer, NoSuchSocket, UserConsumer
+from .consumers import ConversationConsumer
+from .list_consumer import UserConsumer
+from .realtime.sockets import NoSuchSocket
 
 websocket_urlpatterns = [
     path("ws/conversations/<str:conversation_id>/", ConversationConsumer.as_asgi()),

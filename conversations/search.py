@@ -23,13 +23,14 @@ import html
 import re
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from django.contrib.auth import get_user_model
 from django.db import connection
 from django.db.models import FloatField, Lookup, Q, QuerySet
 from django.db.models.expressions import RawSQL
 from django.utils.translation import gettext as _
+from pydantic import Field
 
 from core import rls
 from core.errors import Invalid
@@ -52,6 +53,8 @@ RANK_WINDOW_CHARS = 1000
 
 @dataclass(frozen=True)
 class MessageHit:
+    """One message that matched (the API answers with these as they are)."""
+
     conversation_id: str
     conversation_title: str
     message_id: str
@@ -59,7 +62,7 @@ class MessageHit:
     role: str
     created_at: datetime
     rank: float
-    snippet: str
+    snippet: Annotated[str, Field(description="HTML: escaped text, matches in <mark>")]
 
 
 class ILikeContains(Lookup):

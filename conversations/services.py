@@ -16,7 +16,7 @@ from django.utils.translation import gettext as _
 
 from agent.tokens import estimate_tokens
 from core import rows
-from core.errors import Invalid, NotFound
+from core.errors import NotFound, editable_changes
 from core.ids import parse_uuid
 from core.models_on_offer import check_model
 from presets.selectors import access_preset
@@ -128,10 +128,7 @@ def update_conversation(*, conversation: Conversation, **changes: Any) -> Conver
     temperature or pinned (typed at the edge: `ConversationPatchIn`); the model must be on
     offer and the project the owner's. Pinning alone leaves `updated_at` (the
     conversation's place among the recent ones) as it is."""
-    unknown = set(changes) - EDITABLE_FIELDS
-    if unknown:
-        raise Invalid(_("Unknown field: %(names)s.") % {"names": ", ".join(sorted(unknown))})
-    cleaned = dict(changes)
+    cleaned = editable_changes(changes, EDITABLE_FIELDS)
     if "model" in changes:
         cleaned["model"] = check_model(changes["model"])
     if "project" in changes:

@@ -2,14 +2,29 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping
+from typing import Any
+
 from django.http import JsonResponse
+from django.utils.translation import gettext as _
 
 
 class ServiceError(Exception):
-    """A request that cannot be carried out; nothing was changed."""
+    """A request that cannot be carried out; nothing was changed.
+
+    A subclass names its SPEC error code and HTTP status in its bases:
+    `class NotFound(ServiceError, code="not_found", status=404)`.
+    """
 
     code = "invalid"
     status = 400
+
+    def __init_subclass__(cls, *, code: str | None = None, status: int | None = None) -> None:
+        super().__init_subclass__()
+        if code:
+            cls.code = code
+        if status:
+            cls.status = status
 
     def __init__(self, message: str, *, code: str | None = None) -> None:
         super().__init__(message)
@@ -18,57 +33,44 @@ class ServiceError(Exception):
             self.code = code
 
 
-class NotFound(ServiceError):
-    code = "not_found"
-    status = 404
+class NotFound(ServiceError, code="not_found", status=404):
+    """No such object, or not the user's (the same answer, so ids reveal nothing)."""
 
 
-class Invalid(ServiceError):
-    code = "invalid"
-    status = 422
+class Invalid(ServiceError, code="invalid", status=422):
+    """The request's values are wrong; the message says which."""
 
 
-class Forbidden(ServiceError):
+class Forbidden(ServiceError, code="forbidden", status=403):
     """The user may see the object but not change it (a preset shared with them)."""
 
-    code = "forbidden"
-    status = 403
+
+class Conflict(ServiceError, code="conflict", status=409):
+    """The object's state does not allow it now (a reply already running, a stale edit)."""
 
 
-class Conflict(ServiceError):
-    code = "conflict"
-    status = 409
+class TooLarge(ServiceError, code="too_long", status=413):
+    """Over a size limit (a message, a file, an import)."""
 
 
-class TooLarge(ServiceError):
-    code = "too_long"
-    status = 413
-
-
-class RateLimited(ServiceError):
-    code = "rate_limited"
-    status = 429
+class RateLimited(ServiceError, code="rate_limited", status=429):
+    """Too many requests; `retry_after`: seconds until the next is allowed."""
 
     def __init__(self, message: str, *, retry_after: int) -> None:
         super().__init__(message)
         self.retry_after = retry_after
 
 
-class BudgetExceeded(RateLimited):
+class BudgetExceeded(RateLimited, code="budget_exceeded"):
     """The user's monthly token budget is used up; `retry_after`: seconds until it resets."""
 
-    code = "budget_exceeded"
 
-
-class SensitiveInfo(ServiceError):
+class SensitiveInfo(ServiceError, code="sensitive", status=409):
     """A message holds sensitive information (SPEC "Sensitive information"); nothing stored.
 
     `findings` are `{kind, start, end}` (character offsets); `can_confirm` says whether a
     resend with `confirm_sensitive` may store it (`warn`) or not (`block`).
     """
-
-    code = "sensitive"
-    status = 409
 
     def __init__(self, message: str, *, findings: list[dict[str, object]], can_confirm: bool):
         super().__init__(message)
@@ -76,11 +78,16 @@ class SensitiveInfo(ServiceError):
         self.can_confirm = can_confirm
 
 
-class LlmUnavailable(ServiceError):
+class LlmUnavailable(ServiceError, code="llm_unavailable", status=503):
     """The model server failed or could not be reached; nothing was changed."""
 
-    code = "llm_unavailable"
-    status = 503
+
+def editable_changes(changes: Mapping[str, Any], editable: Collection[str]) -> dict[str, Any]:
+    """A service's `**changes`, as a dict to clean; Invalid names any field not `editable`."""
+    unknown = set(changes) - set(editable)
+    if unknown:
+        raise Invalid(_("Unknown field: %(names)s.") % {"names": ", ".join(sorted(unknown))})
+    return dict(changes)
 
 
 def error_response(status: int, code: str, message: str, **headers: str) -> JsonResponse:

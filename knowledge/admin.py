@@ -28,17 +28,6 @@ class DocumentAdmin(admin.ModelAdmin):
     )
     list_filter = ("kind", "created_at")
     search_fields = ("title", "filename", "owner__username")
-    readonly_fields = (
-        "id",
-        "owner",
-        "filename",
-        "kind",
-        "size_bytes",
-        "section_count",
-        "chunk_count",
-        "created_at",
-        "text",
-    )
     fields = (
         "id",
         "title",
@@ -51,6 +40,7 @@ class DocumentAdmin(admin.ModelAdmin):
         "created_at",
         "text",
     )
+    readonly_fields = tuple(name for name in fields if name != "title")  # staff may retitle
     inlines = [DocumentChunkInline]
     list_select_related = ("owner",)
 

@@ -11,6 +11,7 @@ from django.db.models import Q, QuerySet
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
+from core.db_async import db_async
 from core.errors import NotFound
 from core.ids import parse_uuid
 
@@ -189,18 +190,4 @@ def get_document_section(
     }
 
 
-_aget_document_section = sync_to_async(get_document_section)
-
-
-async def aget_document_section(
-    *,
-    user_id: Any,
-    document: str,
-    section: str,
-    scope: Any = None,
-    documents: Collection[str] | None = None,
-) -> SectionView | None:
-    """Return one section of the user's document (async twin of `get_document_section`)."""
-    return await _aget_document_section(
-        user_id=user_id, document=document, section=section, scope=scope, documents=documents
-    )
+aget_document_section = db_async(get_document_section, close_serial=False)

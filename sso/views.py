@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import logging
+from collections.abc import Callable
 
 from django.contrib import admin, messages
 from django.contrib.auth import REDIRECT_FIELD_NAME, login
@@ -55,13 +57,27 @@ class LoginView(auth_views.LoginView):
         return context
 
 
-@login_not_required
-@require_GET
-def oidc_login(request: HttpRequest) -> HttpResponse:
+def _sso_step(
+    view: Callable[[HttpRequest, sso_config.OidcConfig], HttpResponse],
+) -> Callable[..., HttpResponse]:
+    """A public GET step of signing in, given the provider's settings; 404 while single
+    sign-on is not configured."""
+
+    @login_not_required
+    @require_GET
+    @functools.wraps(view)
+    def step(request: HttpRequest) -> HttpResponse:
+        config = sso_config.current()
+        if config is None:
+            raise Http404
+        return view(request, config)
+
+    return step
+
+
+@_sso_step
+def oidc_login(request: HttpRequest, config: sso_config.OidcConfig) -> HttpResponse:
     """Send the browser to the provider (PKCE, state and nonce kept in the session)."""
-    config = sso_config.current()
-    if config is None:
-        raise Http404
     next_url = _safe_next(request, request.GET.get(REDIRECT_FIELD_NAME, ""))
     try:
         url = provider.start(
@@ -75,13 +91,9 @@ def oidc_login(request: HttpRequest) -> HttpResponse:
     return redirect(url)
 
 
-@login_not_required
-@require_GET
-def oidc_callback(request: HttpRequest) -> HttpResponse:
+@_sso_step
+def oidc_callback(request: HttpRequest, config: sso_config.OidcConfig) -> HttpResponse:
     """Check the provider's answer, find or create the user, and log them in."""
-    config = sso_config.current()
-    if config is None:
-        raise Http404
     next_url = _safe_next(request, provider.pending_next(config, request) or "")
     try:
         identity = provider.finish(config, request)

@@ -18,6 +18,7 @@ from typing import Any, Literal
 from django.utils import timezone
 
 from conversations.models import (
+    MESSAGE_RECORD_FIELDS,
     Attachment,
     Conversation,
     Message,
@@ -37,19 +38,7 @@ FORMATS: dict[str, tuple[str, str]] = {
     "text": ("txt", "text/plain; charset=utf-8"),
 }
 BATCH = 1000
-MESSAGE_FIELDS = (
-    "id",
-    "role",
-    "content",
-    "parts",
-    "model",
-    "tokens_used",
-    "finish_reason",
-    "metadata",
-    "sequence_number",
-    "created_at",
-    "parent_id",
-)
+MESSAGE_FIELDS = ("id", *MESSAGE_RECORD_FIELDS, "created_at", "parent_id")
 ROLE_LABELS = {"user": "User", "assistant": "Assistant", "system": "System"}
 
 

@@ -127,16 +127,18 @@ def check_budget(
     held = reserved() if reserved is not None else 0
     if state.limit is None or state.used + held < state.limit:
         return True
+    figures = {
+        "used": number_format(state.used, force_grouping=True),
+        "limit": number_format(state.limit, force_grouping=True),
+        "date": date_format(state.resets_at, "DATE_FORMAT"),
+    }
     if state.used < state.limit:  # the rest is held by replies still being written
         raise BudgetExceeded(
             _(
                 "Your replies still being written hold the rest of this month's token "
                 "budget (%(used)s of %(limit)s tokens used). Try again when they finish."
             )
-            % {
-                "used": number_format(state.used, force_grouping=True),
-                "limit": number_format(state.limit, force_grouping=True),
-            },
+            % figures,
             retry_after=RESERVED_RETRY_AFTER,
         )
     raise BudgetExceeded(
@@ -144,10 +146,6 @@ def check_budget(
             "You have used this month's token budget (%(used)s of %(limit)s tokens). "
             "It resets on %(date)s (UTC)."
         )
-        % {
-            "used": number_format(state.used, force_grouping=True),
-            "limit": number_format(state.limit, force_grouping=True),
-            "date": date_format(state.resets_at, "DATE_FORMAT"),
-        },
+        % figures,
         retry_after=max(1, math.ceil((state.resets_at - now).total_seconds())),
     )

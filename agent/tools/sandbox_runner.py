@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import json
 import logging
 import os
 import shutil
@@ -31,10 +30,16 @@ import subprocess
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
 from agent.tools.sandbox_cgroup import RunCgroup, usable_parent
+from agent.tools.sandbox_command import (
+    GATE,
+    SYSTEM_PYTHON,
+    bwrap_options,
+    code_file,
+    launcher_command,
+    process_options,
+)
 from agent.tools.sandbox_limits import (
     DEFAULT_LIMITS,
     KB,
@@ -50,27 +55,9 @@ from agent.tools.sandbox_report import Image, StopReason, parse_report, stop_rea
 logger = logging.getLogger(__name__)
 
 BWRAP = "bwrap"  # looked up on PATH (Debian's `bubblewrap` package)
-SYSTEM_PYTHON = "/usr/bin/python3"  # never the app's venv: nothing of the app inside
-WORK_DIR = "/home/sandbox"
-NOBODY = 65534  # who runs bwrap when the server is root: RLIMIT_NPROC spares root
 GRACE_SECONDS = 3.0  # past the wall time: the launcher's own kill and image collection
 DRAIN_SECONDS = 2.0  # reading what is left in the pipes once the sandbox has ended
 PROCESSES_OF_OURS = 4  # in a run's cgroup: bwrap and the launcher, and room to spare
-# In cgroup mode bwrap starts behind this gate: it waits on stdin until the server has put
-# it in the run's cgroup, so every process of the run starts inside.
-GATE = ["/bin/sh", "-c", 'read -r _ && exec "$@" </dev/null', "sandbox-gate"]
-HOST_ENV = {"PATH": "/usr/bin:/bin"}  # bwrap gets nothing of the server's environment
-SANDBOX_ENV = {
-    "PATH": "/usr/bin:/bin",
-    "HOME": WORK_DIR,
-    "LANG": "C.UTF-8",
-    "TMPDIR": "/tmp",
-    "MPLBACKEND": "Agg",
-    "MPLCONFIGDIR": "/tmp/matplotlib",
-    "OMP_NUM_THREADS": "1",
-    "OPENBLAS_NUM_THREADS": "1",
-}
-LAUNCHER = (Path(__file__).with_name("sandbox_launcher.py")).read_text(encoding="utf-8")
 
 
 @dataclass(frozen=True)
@@ -107,9 +94,7 @@ def sandbox_available() -> bool:
     # the code file is stdin here: empty
     argv = [bwrap, *bwrap_options(DEFAULT_LIMITS), SYSTEM_PYTHON, "-I", "-S", "-c", "print('ok')"]
     try:
-        done = subprocess.run(
-            argv, input=b"", capture_output=True, timeout=20, **_process_options()
-        )
+        done = subprocess.run(argv, input=b"", capture_output=True, timeout=20, **process_options())
     except (OSError, subprocess.SubprocessError):
         return False
     return done.returncode == 0 and done.stdout.strip() == b"ok"
@@ -152,64 +137,6 @@ async def _turn(queue: RunQueue, owner: str | None, seconds: float) -> AsyncIter
         except TimeoutError:
             raise SandboxUnavailable(f"no turn to run came within {seconds:g} s") from None
         yield
-
-
-def _code_file(source: bytes) -> int:
-    """Return a memory file holding the code, for bwrap to copy into /sandbox/main.py."""
-    fd = os.memfd_create("main.py", os.MFD_CLOEXEC)
-    os.write(fd, source)
-    os.lseek(fd, 0, os.SEEK_SET)
-    return fd
-
-
-def bwrap_options(limits: Limits, *, code_fd: int = 0) -> list[str]:
-    """Return bwrap's options: the namespaces and the sandbox's whole file system, with the
-    code read from `code_fd` into /sandbox/main.py."""
-    env = [arg for name, value in SANDBOX_ENV.items() for arg in ("--setenv", name, value)]
-    return [
-        *("--unshare-all", "--unshare-user", "--disable-userns"),
-        *("--uid", str(NOBODY), "--gid", str(NOBODY), "--hostname", "sandbox"),
-        *("--as-pid-1", "--die-with-parent", "--new-session", "--clearenv", *env),
-        *("--ro-bind", "/usr", "/usr"),
-        *("--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64"),
-        *("--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin"),
-        *("--proc", "/proc", "--dev", "/dev"),
-        *("--size", str(limits.tmp_bytes), "--tmpfs", "/dev/shm"),
-        *("--size", str(limits.tmp_bytes), "--tmpfs", "/tmp"),
-        *("--size", str(limits.work_dir_bytes), "--tmpfs", WORK_DIR),
-        *("--file", str(code_fd), "/sandbox/main.py"),
-        *("--remount-ro", "/dev", "--remount-ro", "/", "--chdir", WORK_DIR),
-    ]
-
-
-def _launcher_command(result_fd: int, limits: Limits, fence: Fence) -> list[str]:
-    cpu = limits.cpu_seconds
-    config = {
-        "wall_seconds": limits.wall_seconds,
-        "max_images": limits.max_images,
-        "image_bytes": limits.image_bytes,
-        # the code's processes only: the launcher's own memory is bounded by what it reads
-        "process_bytes": fence.process_bytes,
-        "rlimits": {
-            "RLIMIT_CPU": [cpu, cpu + 1],  # SIGXCPU at the limit, SIGKILL a second later
-            # counted per sandbox (its own user namespace), the launcher included
-            "RLIMIT_NPROC": [fence.processes + 1] * 2,
-            "RLIMIT_FSIZE": [limits.file_bytes] * 2,
-            "RLIMIT_NOFILE": [limits.open_files] * 2,
-            "RLIMIT_CORE": [0, 0],
-        },
-    }
-    return [SYSTEM_PYTHON, "-I", "-S", "-c", LAUNCHER, str(result_fd), json.dumps(config)]
-
-
-def _process_options() -> dict[str, Any]:
-    """Return how bwrap is started: its own process group, no environment, from /, and
-    as nobody when the server is root (root's processes are never counted against
-    RLIMIT_NPROC, so a fork bomb would not stop)."""
-    options: dict[str, Any] = {"env": HOST_ENV, "cwd": "/", "start_new_session": True}
-    if os.geteuid() == 0:
-        options |= {"user": NOBODY, "group": NOBODY, "extra_groups": []}
-    return options
 
 
 class _Capped:
@@ -255,7 +182,7 @@ class _Run:
         if self.cgroup is not None:
             self._create_cgroup()
         with contextlib.ExitStack() as ours_to_close:  # the child keeps its own copies
-            code_fd = _code_file(source)
+            code_fd = code_file(source)
             ours_to_close.callback(os.close, code_fd)
             write_fds = []
             for _ in range(3):
@@ -269,12 +196,12 @@ class _Run:
                     *(GATE if gated else []),
                     bwrap,
                     *bwrap_options(self.limits, code_fd=code_fd),
-                    *_launcher_command(write_fds[2], self.limits, self.fence),
+                    *launcher_command(write_fds[2], self.limits, self.fence),
                     stdin=asyncio.subprocess.PIPE if gated else asyncio.subprocess.DEVNULL,
                     stdout=write_fds[0],
                     stderr=write_fds[1],
                     pass_fds=(code_fd, write_fds[2]),
-                    **_process_options(),
+                    **process_options(),
                 )
             except BaseException as exc:
                 for fd in self.read_fds:

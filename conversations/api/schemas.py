@@ -21,6 +21,7 @@ from conversations.schemas import (
     Temperature,
     Title,
 )
+from conversations.search import MessageHit
 from conversations.services import NewConversation
 from core.schemas import Input, Text, Time
 from toolbox.tool_catalog import ToolIds
@@ -187,19 +188,8 @@ class SummarizeIn(Input):
     max_length: int | None = Field(None, ge=10, le=2000, description="words")
 
 
-class SearchHitOut(Schema):
-    conversation_id: str
-    conversation_title: str
-    message_id: str
-    sequence_number: int
-    role: str
-    created_at: datetime
-    rank: float
-    snippet: str = Field(..., description="HTML: escaped text, matches in <mark>")
-
-
 class SearchPage(Schema):
-    items: list[SearchHitOut]
+    items: list[MessageHit]
     next_cursor: str | None
 
 

@@ -1,4 +1,4 @@
-"""The one private part of the openai client we read (agent/openai_stream.py): its aiohttp
+"""The one private part of the openai client we read (agent/model_body.py): its aiohttp
 transport's stream and error mapping. An upgrade that moves them fails here, by name,
 instead of as an import error somewhere in the agent."""
 
@@ -24,4 +24,4 @@ def test_the_openai_client_is_a_tested_version_with_its_stream_where_it_was():
     assert not list(pinned.specifier.filter([Version("99")])), "the range has no upper bound"
     module = importlib.import_module(PRIVATE)
     for name in ("AiohttpResponseStream", "map_aiohttp_exceptions"):
-        assert hasattr(module, name), f"{PRIVATE}.{name} moved: agent/openai_stream.py reads it"
+        assert hasattr(module, name), f"{PRIVATE}.{name} moved: agent/model_body.py reads it"

@@ -17,13 +17,8 @@ from langchain_core.messages import (
 )
 
 from agent.llm import build_chat_model
-from agent.openai_stream import (
-    ModelSilent,
-    ModelStreamCut,
-    ModelStreamError,
-    StreamTimeouts,
-    astream_message,
-)
+from agent.completion_events import ModelSilent, ModelStreamCut, ModelStreamError
+from agent.openai_stream import StreamTimeouts, astream_message
 from agent.tools.calculator import calculator
 from agent.tools.clock import get_current_datetime
 from tests.support.openai_replies import Reply, ToolCall
@@ -208,7 +203,7 @@ async def _until(check, seconds: float = 3.0) -> None:
 
 
 async def test_lines_split_anywhere_in_the_body_come_out_whole():
-    from agent.openai_stream import _lines
+    from agent.model_body import lines as _lines
 
     async def body():
         # Cut mid-line, between CR and LF, inside a Korean character's bytes, and at the end
@@ -240,28 +235,28 @@ async def test_the_body_is_read_from_aiohttp_and_a_cut_is_httpxs_error(
     between), and a connection cut mid-body still surfaces as the error httpx raises."""
     import httpx2
 
-    from agent import openai_stream
+    from agent import model_body
 
     used = []
-    real = openai_stream._reader
+    real = model_body.reader
 
     def spy(response):
         read = real(response)
         used.append(read.__qualname__)
         return read
 
-    monkeypatch.setattr(openai_stream, "_reader", spy)
+    monkeypatch.setattr(model_body, "reader", spy)
     llm = build_chat_model(online_config)
     fake_openai.enqueue(Reply(text="Four, or 넷.", chunk_chars=2))
     message = await astream_message(llm, PROMPT, tools=[], on_text=lambda _t: None)
     assert message.content == "Four, or 넷."
-    assert used == ["_reader.<locals>.read"]  # aiohttp's, not httpx's `anext` lambda
+    assert used == ["reader.<locals>.read"]  # aiohttp's, not httpx's `anext` lambda
 
     class Cut:
         async def readany(self):
             raise __import__("aiohttp").ClientPayloadError("connection lost mid-body")
 
-    stream = openai_stream.AiohttpResponseStream.__new__(openai_stream.AiohttpResponseStream)
+    stream = model_body.AiohttpResponseStream.__new__(model_body.AiohttpResponseStream)
     stream._aiohttp_response = type("R", (), {"content": Cut()})()
     response = type("Resp", (), {"stream": type("S", (), {"_stream": stream})(), "headers": {}})()
     with pytest.raises(httpx2.HTTPError):
@@ -308,7 +303,7 @@ async def test_a_compressed_stream_is_read_through_httpx_decompression(online_co
 
 
 def test_an_event_json_reads_but_orjson_refuses_is_still_read():
-    from agent.openai_stream import _event
+    from agent.completion_events import event as _event
 
     event = _event('{"choices": [], "logprob": -Infinity, "score": NaN}')
     assert event["choices"] == [] and event["score"] != event["score"]  # NaN

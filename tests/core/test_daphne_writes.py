@@ -1,4 +1,4 @@
-"""Daphne's TCP connections send a write at once when nothing waits (chatsite/daphne_writes.py),
+"""Daphne's TCP connections send a write at once when nothing waits (chatsite/daphne_patches.py),
 and still deliver every byte in order when the kernel takes only part of it."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import socket
 import pytest
 from twisted.internet import tcp
 
-from chatsite.daphne_writes import send_writes_at_once
+from chatsite.daphne_patches import send_writes_at_once
 
 
 class WatchingReactor:

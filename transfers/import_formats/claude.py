@@ -65,14 +65,10 @@ def _content(raw: dict[str, Any]) -> tuple[str, list[dict[str, Any]], list[str]]
     if isinstance(blocks, list) and blocks:
         texts = []
         for block in blocks:
+            if common.took_text_or_reasoning(block, thought="thinking", texts=texts, parts=parts):
+                continue
             kind = block.get("type")
-            if kind == "text":
-                texts.append(common.text_of(block.get("text")))
-            elif kind == "thinking":
-                thought = common.text_of(block.get("thinking"))
-                if thought.strip():
-                    parts.append(common.reasoning(thought))
-            elif kind == "tool_use":
+            if kind == "tool_use":
                 call = common.tool_call(block.get("id"), block.get("name"), block.get("input"))
                 parts.append(call)
             elif kind == "tool_result":

@@ -85,6 +85,27 @@ def reasoning(text: str, *, seconds: Any = None) -> dict[str, Any]:
     return part
 
 
+def reasoning_of(value: Any) -> list[dict[str, Any]]:
+    """A thought's reasoning part, or none when the thought is empty."""
+    thought = text_of(value)
+    return [reasoning(thought)] if thought.strip() else []
+
+
+def took_text_or_reasoning(
+    block: dict[str, Any], *, thought: str, texts: list[str], parts: list[dict[str, Any]]
+) -> bool:
+    """Take a `text` block's text into `texts`, or a `thought` block's reasoning (its
+    `thought` field) into `parts`; say whether the block was one of the two."""
+    kind = block.get("type")
+    if kind == "text":
+        texts.append(text_of(block.get("text")))
+    elif kind == thought:
+        parts.extend(reasoning_of(block.get(thought)))
+    else:
+        return False
+    return True
+
+
 def tool_call(call_id: Any, name: Any, args: Any) -> dict[str, Any]:
     """A `tool_call` part: the tool's name and what it was given (an object, or the text;
     text that encodes a JSON object, as most apps store arguments, is that object)."""

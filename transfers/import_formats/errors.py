@@ -5,6 +5,5 @@ from __future__ import annotations
 from core.errors import ServiceError
 
 
-class InvalidImport(ServiceError):
-    code = "invalid_import"
-    status = 400
+class InvalidImport(ServiceError, code="invalid_import", status=400):
+    """The file is not an export this app reads; the message says what was wrong."""

@@ -114,14 +114,10 @@ def _content(raw: dict[str, Any]) -> tuple[str, list[dict[str, Any]], list[str]]
         for block in blocks:
             if not isinstance(block, dict):
                 raise ValueError("a content part is not an object")
+            if common.took_text_or_reasoning(block, thought="think", texts=texts, parts=parts):
+                continue
             kind = block.get("type")
-            if kind == "text":
-                texts.append(common.text_of(block.get("text")))
-            elif kind == "think":
-                thought = common.text_of(block.get("think"))
-                if thought.strip():
-                    parts.append(common.reasoning(thought))
-            elif kind == "tool_call":
+            if kind == "tool_call":
                 parts.extend(_tool_call(block.get("tool_call") or {}))
             elif kind == "error":
                 said = block.get("error") or common.text_of(block.get("text"))
