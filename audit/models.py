@@ -19,6 +19,8 @@ class AuditEntry(models.Model):
         REPORT_DISMISSED = "report.dismissed", _("Report dismissed")
         PRESET_PUBLISHED = "preset.published", _("Preset published")
         PRESET_UNPUBLISHED = "preset.unpublished", _("Preset unpublished")
+        PROMPT_PUBLISHED = "prompt.published", _("Prompt published")
+        PROMPT_UNPUBLISHED = "prompt.unpublished", _("Prompt unpublished")
         BUDGET_CHANGED = "budget.changed", _("Budget changed")
         SSO_LINKED = "sso.linked", _("Single sign-on linked")
         SSO_UNLINKED = "sso.unlinked", _("Single sign-on unlinked")

@@ -1,9 +1,11 @@
-"""Benchmark an export of 100,000 messages through a real Daphne process; one JSON line.
+"""Benchmark exports through a real Daphne process; one JSON line.
 
-The export streams (an async iterator under ASGI): the server's resident memory should
-grow by less than 64 MB however long the conversation is. Measured: the Daphne
-process's RSS before the download and its peak while downloading (sampled every 20 ms
-from /proc), the bytes received, and the time taken, for each format.
+The text exports stream (an async iterator under ASGI): the server's resident memory
+should grow by less than 64 MB however long the conversation is (100,000 messages). The
+PDF of a 500-message conversation with Korean, code and math should take at most 5 s
+and grow the server by at most 64 MB too. Measured: the Daphne process's RSS before the
+download and its peak while downloading (sampled every 20 ms from /proc), the bytes
+received, and the time taken, for each format.
 
 Needs PostgreSQL (DATABASE_URL, default postgres://postgres@127.0.0.1:5432/chatsite; a
 scratch database is made and dropped).
@@ -29,10 +31,19 @@ from bench.processes import daphne_command, free_port, migrated_django, rss_mb, 
 from bench.scratch_db import run_in_scratch_database  # noqa: E402
 
 TARGET_GROWTH_MB = 64
+PDF_MESSAGES = 500
+PDF_TARGET_SECONDS = 5.0
+PDF_REPLY = (
+    "## 일정과 예산\n\n1. 해운대 — 바다\n2. 감천문화마을\n\n| 항목 | 비용 |\n|---|---|\n"
+    "| 기차 | 12만원 |\n| 호텔 | 20만원 |\n\n```python\ndef total(items):\n"
+    "    return sum(items)  # 합계\n```\n\nThe total is $\\sum_i c_i$, and "
+    "$$\\frac{500000}{3} \\approx 166667$$ per day. **Bold**, *italic*, `code`."
+)
 
 
-def _seed(database_url: str, messages: int) -> tuple[str, str]:
-    """Migrate, then make a user, a token and a conversation of `messages` messages."""
+def _seed(database_url: str, messages: int) -> tuple[str, str, str]:
+    """Migrate, then make a user, a token, a conversation of `messages` messages and the
+    PDF's conversation."""
     migrated_django(database_url)
     from django.contrib.auth import get_user_model
 
@@ -65,7 +76,32 @@ def _seed(database_url: str, messages: int) -> tuple[str, str]:
         Conversation.objects.filter(pk=conversation.pk).update(
             message_count=messages, last_sequence_number=messages, current_message=previous
         )
-        return create_api_token(user=user, name="bench").secret, str(conversation.pk)
+        pdf_id = _seed_pdf_conversation(user)
+        return create_api_token(user=user, name="bench").secret, str(conversation.pk), pdf_id
+
+
+def _seed_pdf_conversation(user) -> str:
+    """A conversation of PDF_MESSAGES messages: Korean questions, replies with a heading,
+    a list, a table, code and math."""
+    from conversations.models import Conversation, Message
+
+    conversation = Conversation.objects.create(created_by=user, title="부산 여행 계획")
+    previous, rows = None, []
+    for n in range(1, PDF_MESSAGES + 1):
+        text = f"{n}: 부산 2박 3일 여행 계획을 세워줘." if n % 2 else f"{n}: {PDF_REPLY}"
+        previous = Message(
+            conversation=conversation,
+            role="user" if n % 2 else "assistant",
+            content=text,
+            sequence_number=n,
+            parent=previous,
+        )
+        rows.append(previous)
+    Message.objects.bulk_create(rows)
+    Conversation.objects.filter(pk=conversation.pk).update(
+        message_count=PDF_MESSAGES, last_sequence_number=PDF_MESSAGES, current_message=previous
+    )
+    return str(conversation.pk)
 
 
 async def _download(url: str, token: str, pid: int) -> dict[str, float]:
@@ -87,7 +123,7 @@ async def _download(url: str, token: str, pid: int) -> dict[str, float]:
 
 
 def run(database_url: str, messages: int) -> dict[str, object]:
-    token, conversation_id = _seed(database_url, messages)
+    token, conversation_id, pdf_id = _seed(database_url, messages)
     from django.db import connections
 
     connections.close_all()
@@ -114,6 +150,23 @@ def run(database_url: str, messages: int) -> dict[str, object]:
         growth = max(r["rss_growth_mb"] for r in results.values() if isinstance(r, dict))
         results["max_rss_growth_mb"] = growth
         results["within_target"] = growth < TARGET_GROWTH_MB
+        pdf_url = f"http://127.0.0.1:{port}/api/v1/conversations/{pdf_id}/export?format=pdf"
+        runs = []
+        for _ in range(3):  # the first also loads fpdf2 and parses the fonts
+            before = rss_mb(proc.pid)
+            got = asyncio.run(_download(pdf_url, token, proc.pid))
+            runs.append((got, before))
+        seconds = sorted(got["seconds"] for got, _before in runs)
+        pdf_growth = max(got["peak"] - before for got, before in runs)
+        results["pdf"] = {
+            "messages": PDF_MESSAGES,
+            "kb": round(runs[0][0]["bytes"] / 1e3),
+            "seconds_first": runs[0][0]["seconds"],
+            "seconds_median": seconds[1],
+            "rss_growth_mb": round(pdf_growth, 1),
+            "within_seconds": seconds[-1] <= PDF_TARGET_SECONDS,
+            "within_memory": pdf_growth <= TARGET_GROWTH_MB,
+        }
         return results
 
 

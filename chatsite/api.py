@@ -17,6 +17,7 @@ from core.api import SessionAuth, build_api, error_response
 from knowledge import api as knowledge_api
 from memories import api as memories_api
 from presets import api as presets_api
+from prompts import api as prompts_api
 from transfers import api as transfers_api
 from usage import api as usage_api
 
@@ -35,6 +36,7 @@ for module in (
     accounts_api,
     memories_api,
     presets_api,
+    prompts_api,
     usage_api,
 ):
     api.add_router("", module.router)

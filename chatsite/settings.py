@@ -57,6 +57,7 @@ INSTALLED_APPS = [
     "toolbox",
     "sso",
     "presets",
+    "prompts",
     "usage",
     "audit",
 ]

@@ -48,6 +48,7 @@ urlpatterns = [
     ),
     path("documents/", include("knowledge.urls")),
     path("presets/", include("presets.urls")),
+    path("prompts/", include("prompts.urls")),
     path("s/<str:token>/", login_not_required(conversation_views.shared), name="shared"),
     path("accounts/login/", sso_views.LoginView.as_view(), name="login"),
     path("accounts/oidc/login/", sso_views.oidc_login, name="sso_login"),
@@ -57,6 +58,7 @@ urlpatterns = [
     path("settings/", account_views.preferences, name="preferences"),
     path("settings/memory/", memory_views.memories, name="memories"),
     path("settings/tokens/", account_views.tokens, name="tokens"),
+    path("settings/data/", transfer_views.data, name="data"),
     path("settings/tokens/<int:token_id>/revoke/", account_views.revoke_token, name="token_revoke"),
     # The language switcher works before logging in too.
     path("i18n/setlang/", login_not_required(set_language), name="set_language"),

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
-from django.http import JsonResponse
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, JsonResponse
 from django.utils.translation import gettext as _
 
 
@@ -88,6 +90,17 @@ def editable_changes(changes: Mapping[str, Any], editable: Collection[str]) -> d
     if unknown:
         raise Invalid(_("Unknown field: %(names)s.") % {"names": ", ".join(sorted(unknown))})
     return dict(changes)
+
+
+@contextmanager
+def page_errors() -> Iterator[None]:
+    """For a page: an object refused with Forbidden is Django's 403, NotFound its 404."""
+    try:
+        yield
+    except Forbidden as exc:
+        raise PermissionDenied(exc.message) from None
+    except NotFound as exc:
+        raise Http404(exc.message) from None
 
 
 def error_response(status: int, code: str, message: str, **headers: str) -> JsonResponse:

@@ -55,6 +55,10 @@ OWNED: dict[str, str] = {
     "store": "prefix = 'memories.' || current_setting('app.user_id', true)",
     # presets/: the user's own (READABLE adds the shared ones, read-only).
     "presets_preset": owner_column("owner_id"),
+    # prompts/: the same (READABLE adds the shared ones, read-only).
+    "prompts_prompt": owner_column("owner_id"),
+    # transfers/: the user's exports of all their conversations.
+    "transfers_exportjob": owner_column("owner_id"),
     # A staff member (or a user signing in) writes entries naming themselves; staff read
     # all of them in the admin's maintenance scope.
     "audit_auditentry": owner_column("actor_id"),
@@ -73,8 +77,8 @@ OWNED: dict[str, str] = {
 APPEND_ONLY: frozenset[str] = frozenset({"audit_auditentry"})
 
 # table -> rows the user in scope may read besides their own (never change): presets
-# staff shared with everyone.
-READABLE: dict[str, str] = {"presets_preset": "shared"}
+# and prompts staff shared with everyone.
+READABLE: dict[str, str] = {"presets_preset": "shared", "prompts_prompt": "shared"}
 
 # table -> what the share role reads: the link named by app.share_token, its snapshot.
 SHARED: dict[str, str] = {

@@ -5,13 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
-from core.errors import Forbidden, NotFound, ServiceError
+from core.errors import ServiceError, page_errors
 from core.models_on_offer import list_models
 from knowledge.selectors import list_documents
 from toolbox import tool_catalog
@@ -67,12 +66,8 @@ def delete(request: HttpRequest, preset_id: Any) -> HttpResponse:
 
 def _own(request: HttpRequest, preset_id: Any) -> Preset:
     """The user's own preset; a shared one of someone else is 403, any other 404."""
-    try:
+    with page_errors():
         return selectors.access_preset(user=request.user, preset_id=preset_id, editable=True)
-    except Forbidden as exc:
-        raise PermissionDenied(exc.message) from None
-    except NotFound as exc:
-        raise Http404(exc.message) from None
 
 
 def _changes(preset: Preset, data: PresetIn, user: Any) -> dict[str, Any]:

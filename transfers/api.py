@@ -6,20 +6,22 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import IO, Any
+from datetime import datetime
+from typing import IO, Any, Literal
 
-from django.http import HttpRequest, StreamingHttpResponse
+from django.http import FileResponse, HttpRequest, StreamingHttpResponse
 from django.utils.translation import gettext as _
 from ninja import Field, Router, Schema, Status
 
 from conversations import bulk, selectors
 from conversations.api.schemas import BulkIn, BulkOut, ConversationOut
 from conversations.serializers import conversation_to_dict
-from core.errors import TooLarge
-from core.schemas import errors
+from core.errors import NotFound, TooLarge
+from core.schemas import Input, errors
 from core.streaming import astream, attachment_header
 
-from . import exports, imports
+from . import export_jobs, exports, imports
+from .models import ExportJob
 
 router = Router(tags=["conversations"])
 ERRORS = errors(400, 401, 404, 409, 413, 422, 429)
@@ -30,6 +32,8 @@ FILE_RESPONSE = {
         "application/json": {"schema": {"type": "object"}},
         "text/plain": {"schema": {"type": "string"}},
         "application/zip": {"schema": {"type": "string", "format": "binary"}},
+        "application/pdf": {"schema": {"type": "string", "format": "binary"}},
+        "text/csv": {"schema": {"type": "string"}},
     },
 }
 
@@ -155,7 +159,7 @@ def export_conversation(
     format: exports.ExportFormat = "markdown",
     include_metadata: bool = False,
 ):
-    """Download the conversation as Markdown, JSON or text (streamed)."""
+    """Download the conversation as Markdown, JSON, text, CSV or PDF."""
     return export_response(_owned(request, conversation_id), format, include_metadata)
 
 
@@ -166,4 +170,68 @@ def export_response(conversation: Any, fmt: str, include_metadata: bool) -> Stre
         content_type=exports.content_type(fmt),
     )
     response["Content-Disposition"] = attachment_header(exports.export_filename(conversation, fmt))
+    return response
+
+
+class ExportJobIn(Input):
+    format: Literal["markdown-zip"]
+    include_metadata: bool = Field(False, strict=True)
+
+
+class ExportJobOut(Schema):
+    id: str
+    status: Literal["pending", "running", "ready", "failed"]
+    format: str
+    conversation_count: int
+    size_bytes: int
+    created_at: datetime
+    finished_at: datetime | None
+    download_url: str | None = Field(description="when ready: the zip, for a day")
+    error: str | None
+
+    @classmethod
+    def of(cls, job: ExportJob) -> ExportJobOut:
+        ready = job.status == ExportJob.Status.READY
+        return cls(
+            id=str(job.pk),
+            status=job.status,
+            format=job.format,
+            conversation_count=job.conversation_count,
+            size_bytes=job.size_bytes,
+            created_at=job.created_at,
+            finished_at=job.finished_at,
+            download_url=f"/api/v1/exports/{job.pk}/download" if ready else None,
+            error=job.error or None,
+        )
+
+
+@router.post("/exports", response={202: ExportJobOut, **ERRORS}, tags=["exports"])
+def start_export(request: HttpRequest, payload: ExportJobIn):
+    """Write all your conversations (not temporary ones) as Markdown files in a zip, in the
+    background; ask `GET /exports/{id}` until it is ready. One at a time (409)."""
+    job = export_jobs.start_export(
+        user=request.auth, format=payload.format, include_metadata=payload.include_metadata
+    )
+    return Status(202, ExportJobOut.of(job))
+
+
+@router.get("/exports/{job_id}", response={200: ExportJobOut, **ERRORS}, tags=["exports"])
+def get_export(request: HttpRequest, job_id: str):
+    """The export's status and, when ready, where to download it."""
+    return ExportJobOut.of(export_jobs.get_export(user=request.auth, job_id=job_id))
+
+
+@router.get(
+    "/exports/{job_id}/download",
+    response={200: None, **ERRORS},
+    openapi_extra={"responses": {"200": FILE_RESPONSE}},
+    tags=["exports"],
+)
+def download_export(request: HttpRequest, job_id: str):
+    """The ready export's zip (404 before it is ready, and after a day)."""
+    job = export_jobs.get_export(user=request.auth, job_id=job_id)
+    if job.status != ExportJob.Status.READY or not job.file:
+        raise NotFound(_("This export is not ready."))
+    response = FileResponse(job.file.open("rb"), content_type="application/zip")
+    response["Content-Disposition"] = attachment_header(job.file.name.rsplit("/", 1)[-1])
     return response

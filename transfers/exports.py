@@ -1,12 +1,14 @@
-"""Export a conversation as Markdown, JSON or plain text, streamed in keyset batches.
+"""Export a conversation as Markdown, JSON, plain text, CSV or PDF.
 
 Rows are read `BATCH` at a time by sequence number and turned into text as they come,
-so memory stays flat however long the conversation is. The JSON form is the one
-`imports.import_conversation` reads back.
+so memory stays flat however long the conversation is (the PDF alone is built whole:
+transfers/pdf.py). The JSON form is the one `imports.import_conversation` reads back.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
 import unicodedata
@@ -31,12 +33,18 @@ from conversations.tree import Tree, current_branch
 
 from .export_format import EXPORT_FORMAT, EXPORT_VERSION, ExportedConversation, ExportedMessage
 
-ExportFormat = Literal["markdown", "json", "text"]
+ExportFormat = Literal["markdown", "json", "text", "csv", "pdf"]
 FORMATS: dict[str, tuple[str, str]] = {
     "markdown": ("md", "text/markdown; charset=utf-8"),
     "json": ("json", "application/json; charset=utf-8"),
     "text": ("txt", "text/plain; charset=utf-8"),
+    "csv": ("csv", "text/csv; charset=utf-8"),
+    "pdf": ("pdf", "application/pdf"),
 }
+CSV_COLUMNS = ("sequence_number", "role", "created_at", "model", "tokens", "content")
+# A cell starting with one of these is a formula to a spreadsheet (CSV injection): it is
+# written with a leading apostrophe, which spreadsheets show as text and do not print.
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 BATCH = 1000
 MESSAGE_FIELDS = ("id", *MESSAGE_RECORD_FIELDS, "created_at", "parent_id")
 ROLE_LABELS = {"user": "User", "assistant": "Assistant", "system": "System"}
@@ -109,9 +117,9 @@ def content_type(fmt: str) -> str:
 
 def iter_export(
     conversation: Conversation, fmt: ExportFormat, *, include_metadata: bool = False
-) -> Iterator[str]:
-    """Yield the export of `conversation` in `fmt` as text chunks: JSON carries the whole
-    tree (every branch, `parent_id`), Markdown and text the current branch."""
+) -> Iterator[str | bytes]:
+    """Yield the export of `conversation` in `fmt` as chunks (text, or the PDF's bytes):
+    JSON carries the whole tree (every branch, `parent_id`), the others the current branch."""
     # With metadata, each message carries the owner's rating.
     owner = conversation.created_by_id if include_metadata else None
     if fmt == "json":
@@ -122,6 +130,12 @@ def iter_export(
     rows = iter_message_rows(conversation.id, among=path, feedback_of=owner)
     if fmt == "markdown":
         return _iter_markdown(conversation, rows, include_metadata)
+    if fmt == "csv":
+        return _iter_csv(rows)
+    if fmt == "pdf":
+        from .pdf import build_pdf  # fpdf2 and fontTools load on the first PDF only
+
+        return iter([build_pdf(conversation, rows)])
     return _iter_text(conversation, rows, include_metadata)
 
 
@@ -220,6 +234,30 @@ def _iter_text(
         yield f"[{stamp}] {row['role']}{extra}:\n{row['content']}\n\n"
 
 
+def _iter_csv(rows: Iterable[dict[str, Any]]) -> Iterator[str]:
+    """One row per message (CSV_COLUMNS), after a byte-order mark so that spreadsheets
+    read the text as UTF-8 (Korean included)."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\r\n")
+    writer.writerow(CSV_COLUMNS)
+    yield "\ufeff" + buffer.getvalue()
+    for row in rows:
+        buffer.seek(0)
+        buffer.truncate()
+        content = row["content"] or ""
+        writer.writerow(
+            (
+                row["sequence_number"],
+                row["role"],
+                as_json(row["created_at"]),
+                row["model"] or "",
+                row["tokens_used"] or 0,
+                "'" + content if content.startswith(FORMULA_START) else content,
+            )
+        )
+        yield buffer.getvalue()
+
+
 class _Sink:
     """A write-only file for zipfile whose written bytes are drained as they come."""
 
@@ -257,7 +295,7 @@ def iter_zip(
             names.add(name)
             with archive.open(name, mode="w", force_zip64=True) as entry:
                 for chunk in iter_export(conversation, fmt, include_metadata=include_metadata):
-                    entry.write(chunk.encode())
+                    entry.write(chunk.encode() if isinstance(chunk, str) else chunk)
                     if sink.position and len(sink.chunks) > 16:
                         yield sink.drain()
             yield sink.drain()

@@ -28,7 +28,7 @@ KO = {
     "The cursor is not valid for this query.": "이 조회에 맞지 않는 커서입니다.",
     "The cursor is not valid for this query; start again without it.": "이 조회에 맞지 않는 커서입니다. 커서 없이 처음부터 다시 조회하세요.",
     "Give `before` as a sequence number.": "`before`는 순번(숫자)으로 주세요.",
-    "format must be markdown, json or text": "format은 markdown, json, text 중 하나여야 합니다",
+    "format must be markdown, json, text, csv or pdf": "format은 markdown, json, text, csv, pdf 중 하나여야 합니다",
     "Unknown model %(model)s: GET /api/v1/models lists the models.": "알 수 없는 모델입니다: %(model)s. 모델 목록은 GET /api/v1/models에서 볼 수 있습니다.",
     "Unknown tool: %(tool)s (GET /api/v1/tools lists them).": "알 수 없는 도구입니다: %(tool)s (도구 목록은 GET /api/v1/tools에서 볼 수 있습니다).",
     # API tokens

@@ -4,6 +4,7 @@
 import { upload } from "./api.js";
 import { el, toast } from "./dom.js";
 import { _, format } from "./i18n.js";
+import { initPromptMenu } from "./prompt_menu.js";
 
 export function newClientId() {
   if (crypto.randomUUID) return crypto.randomUUID();
@@ -113,6 +114,8 @@ export function initComposer({ uploadPath, onSubmit, onResend }) {
       attachAll([...event.dataTransfer.files]);
     });
   }
+
+  initPromptMenu({ input, setText: (text) => { input.value = text; autosize(); } });
 
   // A phone's keyboard has no Shift+Enter: Return must be a new line there, as in ChatGPT's
   // and Claude's apps (a half-written message never goes out by accident).

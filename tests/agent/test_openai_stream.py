@@ -16,8 +16,8 @@ from langchain_core.messages import (
     message_chunk_to_message,
 )
 
-from agent.llm import build_chat_model
 from agent.completion_events import ModelSilent, ModelStreamCut, ModelStreamError
+from agent.llm import build_chat_model
 from agent.openai_stream import StreamTimeouts, astream_message
 from agent.tools.calculator import calculator
 from agent.tools.clock import get_current_datetime

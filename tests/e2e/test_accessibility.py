@@ -18,6 +18,7 @@ from conversations import services, shares
 from knowledge.services import upload_document
 from memories.services import add_memory
 from presets.models import Preset
+from prompts.models import Prompt
 from tests.support import seed
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -54,6 +55,9 @@ PAGES = [
     Page("landing-preset", "/?preset={preset}", phone=True),
     Page("presets", "/presets/", phone=True),
     Page("preset-editor", "/presets/{preset}/edit/"),
+    Page("prompts", "/prompts/", phone=True),
+    Page("prompt-editor", "/prompts/{prompt}/edit/"),
+    Page("your-data", "/settings/data/"),
     Page("settings", "/settings/"),
     Page("memory", "/settings/memory/"),
     Page("tokens", "/settings/tokens/"),
@@ -134,7 +138,15 @@ def seed_account(user) -> dict[str, str]:
     preset = Preset.objects.create(
         owner=user, name="Tutor", icon="🎓", instructions="Teach gently.", starters=["Quiz me"]
     )
-    return {"conversation": str(conversation.id), "share": share.token, "preset": str(preset.pk)}
+    prompt = Prompt.objects.create(
+        owner=user, command="translate", title="번역", content="Into {{language}}: {{text}}"
+    )
+    return {
+        "conversation": str(conversation.id),
+        "share": share.token,
+        "preset": str(preset.pk),
+        "prompt": str(prompt.pk),
+    }
 
 
 def failing(violation: dict[str, Any]) -> bool:
@@ -244,8 +256,27 @@ def _palette(page):
     page.locator("#palette .palette-message mark").first.wait_for()
 
 
+def _prompt_menu(page):
+    page.locator("#composer-input").press("/")
+    page.locator("#prompt-menu li[role=option]").first.wait_for()
+
+
+def _prompt_variables(page):
+    _prompt_menu(page)
+    page.locator("#composer-input").press("Enter")
+    page.locator("#prompt-variables").wait_for(state="visible")
+
+
+def _export_dialog(page):
+    page.evaluate("document.getElementById('export-dialog').showModal()")
+    page.locator("#export-dialog").wait_for(state="visible")
+
+
 SURFACES = {
     "row-menu": _row_menu,
+    "prompt-menu": _prompt_menu,
+    "prompt-variables": _prompt_variables,
+    "export-dialog": _export_dialog,
     "project-dialog": _project_dialog,
     "feedback": _feedback_dialog,
     "palette": _palette,
@@ -264,7 +295,7 @@ def test_surfaces_opened_on_demand_have_no_serious_axe_violations(
     page = context.new_page()
     page.goto(f"/conversations/{ids['conversation']}/")
     page.wait_for_load_state("networkidle")
-    if phone and surface not in ("feedback", "palette"):
+    if phone and surface in ("row-menu", "project-dialog"):
         page.locator(".sidebar-toggle").click()
     SURFACES[surface](page)
     page.wait_for_timeout(250)  # the fades are over

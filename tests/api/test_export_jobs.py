@@ -1,0 +1,115 @@
+"""POST /exports → a zip of every conversation as Markdown, written in the background;
+GET /exports/{id} until ready; one at a time; a day later it is gone."""
+
+from __future__ import annotations
+
+import io
+import os
+import time
+import zipfile
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from conversations import services
+from transfers import export_jobs
+from transfers.models import ExportJob
+
+from .conftest import make_conversation
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _wait(api, job_id: str, *, seconds: float = 20) -> dict:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        body = api.get(f"/exports/{job_id}").json()
+        if body["status"] in ("ready", "failed"):
+            return body
+        time.sleep(0.1)
+    raise AssertionError(f"export {job_id} still {body['status']}")
+
+
+def test_all_conversations_come_back_as_markdown_files_in_a_zip(api, bob_api, alice, bob):
+    make_conversation(alice, title="부산 여행", contents=["계획을 세워줘", "좋아요 **계획**"])
+    make_conversation(alice, title="Lisbon", contents=["Plan three days", "Day one…"])
+    services.create_conversation(user=alice, title="Secret temp", temporary=True)
+    make_conversation(bob, title="Bob's own", contents=["not hers"])
+    started = api.post("/exports", {"format": "markdown-zip"})
+    assert started.status_code == 202, started.content
+    job = started.json()
+    assert job["status"] in ("pending", "running") and job["download_url"] is None
+    done = _wait(api, job["id"])
+    assert done["status"] == "ready", done
+    assert done["conversation_count"] == 2
+    assert done["download_url"] == f"/api/v1/exports/{job['id']}/download"
+    response = api.get(f"/exports/{job['id']}/download")
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/zip"
+    data = b"".join(response.streaming_content)
+    assert len(data) == done["size_bytes"]
+    archive = zipfile.ZipFile(io.BytesIO(data))
+    names = sorted(archive.namelist())
+    assert len(names) == 2 and all(n.endswith(".md") for n in names)
+    texts = "\n".join(archive.read(n).decode() for n in names)
+    assert "# 부산 여행" in texts and "좋아요 **계획**" in texts and "# Lisbon" in texts
+    assert "Secret temp" not in texts and "Bob's own" not in texts
+    # Bob sees nothing of it.
+    assert bob_api.get(f"/exports/{job['id']}").status_code == 404
+    assert bob_api.get(f"/exports/{job['id']}/download").status_code == 404
+
+
+def test_one_export_at_a_time_and_a_dead_one_does_not_block(api, alice):
+    running = ExportJob.objects.create(
+        owner=alice, format="markdown-zip", status=ExportJob.Status.RUNNING
+    )
+    refused = api.post("/exports", {"format": "markdown-zip"})
+    assert refused.status_code == 409
+    assert ExportJob.objects.count() == 1
+    # Its process died: no heartbeat for longer than STALE.
+    ExportJob.objects.filter(pk=running.pk).update(
+        updated_at=timezone.now() - export_jobs.STALE - timedelta(seconds=1)
+    )
+    assert api.get(f"/exports/{running.pk}").json()["status"] == "failed"
+    started = api.post("/exports", {"format": "markdown-zip"})
+    assert started.status_code == 202
+    assert _wait(api, started.json()["id"])["status"] == "ready"  # no conversations: an empty zip
+
+
+def test_a_failing_export_ends_failed_with_a_reason(api, alice, monkeypatch):
+    make_conversation(alice, contents=["a"])
+
+    def broken(*args, **kwargs):
+        raise OSError("disk full")
+        yield b""
+
+    monkeypatch.setattr(export_jobs, "iter_zip", broken)
+    job = api.post("/exports", {"format": "markdown-zip"}).json()
+    done = _wait(api, job["id"])
+    assert done["status"] == "failed"
+    assert done["error"] and "disk" not in done["error"]  # in words for people
+    assert api.get(f"/exports/{job['id']}/download").status_code == 404
+    assert api.post("/exports", {"format": "markdown-zip"}).status_code == 202  # not stuck
+
+
+@pytest.mark.parametrize(
+    "body", [{}, {"format": "pdf-zip"}, {"format": "markdown-zip", "colour": 1}, {"format": 3}]
+)
+def test_bad_export_requests_are_422_and_start_nothing(api, body):
+    assert api.post("/exports", body).status_code == 422
+    assert not ExportJob.objects.exists()
+    assert api.get("/exports/not-an-id").status_code == 404
+
+
+def test_exports_older_than_a_day_are_purged_with_their_zip(api, alice):
+    job = api.post("/exports", {"format": "markdown-zip"}).json()
+    assert _wait(api, job["id"])["status"] == "ready"
+    stored = ExportJob.objects.get()
+    path = stored.file.path
+    assert export_jobs.purge_expired_exports() == 0
+    later = timezone.now() + export_jobs.KEEP + timedelta(minutes=1)
+    assert export_jobs.purge_expired_exports(now=later) == 1
+    assert not ExportJob.objects.exists()
+    assert not os.path.exists(path)
+    assert api.get(f"/exports/{job['id']}").status_code == 404

@@ -1,0 +1,74 @@
+"""Saved prompts in the browser: "/" in the message box lists them, arrows and Enter pick
+one, its {{variables}} are asked for, and the filled text is sent as the message."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from conversations.models import Message
+from prompts.models import Prompt
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def test_slash_lists_prompts_and_a_picked_one_asks_for_its_variables(new_context, alice, bob):
+    Prompt.objects.create(
+        owner=alice, command="weekly", title="Weekly report", content="Write the weekly report."
+    )
+    Prompt.objects.create(
+        owner=alice,
+        command="translate",
+        title="번역",
+        content="Translate into {{language}}:\n\n{{text}}",
+    )
+    Prompt.objects.create(owner=bob, command="secret", title="Bob's own", content="not yours")
+    Prompt.objects.create(
+        owner=bob, command="tone", title="Shared tone", content="Be kind.", shared=True
+    )
+    page = new_context(alice).new_page()
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.goto("/")
+    box = page.locator("#composer-input")
+    box.press("/")
+    menu = page.get_by_role("listbox", name="Saved prompts")
+    expect(menu).to_be_visible()
+    options = menu.get_by_role("option")
+    expect(options).to_have_count(3)  # her two, the shared one; never bob's own
+    expect(menu).not_to_contain_text("secret")
+    expect(box).to_have_attribute("aria-expanded", "true")
+    box.type("tr")  # "/tr": filtered as she types
+    expect(options).to_have_count(1)
+    expect(options.first).to_contain_text("/translate")
+    box.press("Enter")  # picks, does not send
+    dialog = page.get_by_role("dialog", name="Fill in /translate")
+    expect(dialog).to_be_visible()
+    dialog.get_by_label("language").fill("Korean")
+    dialog.get_by_label("text").fill("See you tomorrow")
+    dialog.get_by_role("button", name="Insert").click()
+    expect(box).to_have_value("Translate into Korean:\n\nSee you tomorrow")
+    expect(menu).to_be_hidden()
+    assert not Message.objects.exists()  # nothing was sent while picking
+    box.press("Enter")
+    page.wait_for_url(re.compile(r"/conversations/[0-9a-f-]+/$"))
+    expect(page.locator(".message.user").first).to_contain_text("Translate into Korean:")
+    assert Message.objects.filter(role="user").get().content == (
+        "Translate into Korean:\n\nSee you tomorrow"
+    )
+    # In a conversation: arrows move, Escape closes and leaves the text as typed.
+    box.press("/")
+    expect(options).to_have_count(3)
+    box.press("ArrowDown")
+    expect(options.nth(1)).to_have_attribute("aria-selected", "true")
+    box.press("Escape")
+    expect(menu).to_be_hidden()
+    expect(box).to_have_value("/")
+    box.fill("")
+    box.press("/")
+    options.filter(has_text="/weekly").click()  # no variables: straight into the box
+    expect(box).to_have_value("Write the weekly report.")
+    assert errors == []

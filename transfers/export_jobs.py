@@ -1,0 +1,148 @@
+"""Exports of all of a user's conversations: a zip of Markdown files, written on a thread
+after the request (SPEC: `POST /api/v1/exports`), kept `KEEP` for download.
+
+One job a person at a time. The zip is written to a temporary file as `exports.iter_zip`
+yields it (one conversation at a time: memory stays flat however many there are), then
+handed to the storage. A job whose process died stops sending its heartbeat; after
+`STALE` it reads as failed and another may start.
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import Any
+
+from django.core.files import File
+from django.db import connections, transaction
+from django.db.models import Q
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from conversations.models import Conversation
+from core import rls
+from core.errors import Conflict, NotFound
+from core.ids import parse_uuid
+
+from .exports import iter_zip
+from .models import ExportJob
+
+logger = logging.getLogger(__name__)
+
+STALE = timedelta(minutes=10)
+KEEP = timedelta(hours=24)
+HEARTBEAT_SECONDS = 5.0
+ACTIVE = (ExportJob.Status.PENDING, ExportJob.Status.RUNNING)
+
+
+def start_export(*, user: Any, format: str, include_metadata: bool = False) -> ExportJob:
+    """Queue an export of every conversation of `user` (not temporary ones); Conflict while
+    one of theirs is still being written."""
+    with transaction.atomic():
+        active = ExportJob.objects.select_for_update().filter(owner_id=user.pk, status__in=ACTIVE)
+        for job in active:
+            if not _fail_if_stale(job):
+                raise Conflict(_("An export of your conversations is already being written."))
+        job = ExportJob.objects.create(
+            owner_id=user.pk, format=format, include_metadata=include_metadata
+        )
+        transaction.on_commit(lambda: _start(job.pk, user.pk))
+    return job
+
+
+def get_export(*, user: Any, job_id: Any) -> ExportJob:
+    """Return the user's export (NotFound for anyone else's); a job that stopped hearing
+    from its process reads as failed."""
+    pk = parse_uuid(job_id)
+    job = ExportJob.objects.filter(pk=pk, owner_id=user.pk).first() if pk else None
+    if job is None:
+        raise NotFound(_("No such export."))
+    _fail_if_stale(job)
+    return job
+
+
+def _fail_if_stale(job: ExportJob) -> bool:
+    """Mark a pending or running job failed if its heartbeat stopped; say whether it did."""
+    if job.status not in ACTIVE or job.updated_at > timezone.now() - STALE:
+        return False
+    job.status = ExportJob.Status.FAILED
+    job.error = _("The export was interrupted. Start it again.")
+    job.finished_at = timezone.now()
+    job.save(update_fields=["status", "error", "finished_at", "updated_at"])
+    return True
+
+
+def _start(job_id: Any, user_id: Any) -> None:
+    name = f"export-{job_id}"
+    threading.Thread(target=run_export, args=(job_id, user_id), name=name, daemon=True).start()
+
+
+def run_export(job_id: Any, user_id: Any) -> None:
+    """Write the job's zip and store it; whatever fails, the job ends failed, never stuck."""
+    try:
+        with rls.as_user(user_id):
+            _write(job_id, user_id)
+    except Exception:
+        logger.exception("export %s failed", job_id)
+        with rls.as_user(user_id):
+            ExportJob.objects.filter(pk=job_id).update(
+                status=ExportJob.Status.FAILED,
+                error=_("The export could not be written. Try again later."),
+                finished_at=timezone.now(),
+                updated_at=timezone.now(),
+            )
+    finally:
+        connections.close_all()  # this thread's own
+
+
+def _write(job_id: Any, user_id: Any) -> None:
+    job = ExportJob.objects.get(pk=job_id)
+    ExportJob.objects.filter(pk=job_id).update(
+        status=ExportJob.Status.RUNNING, updated_at=timezone.now()
+    )
+    counted = [0]
+    conversations = Conversation.objects.filter(
+        Q(created_by_id=user_id) & Q(temporary=False)
+    ).order_by("created_at", "id")
+
+    def each() -> Iterator[Conversation]:
+        for conversation in conversations.iterator(chunk_size=200):
+            counted[0] += 1
+            yield conversation
+
+    beat = time.monotonic()
+    with tempfile.TemporaryFile() as spool:
+        for chunk in iter_zip(each(), "markdown", include_metadata=job.include_metadata):
+            spool.write(chunk)
+            if time.monotonic() - beat > HEARTBEAT_SECONDS:
+                ExportJob.objects.filter(pk=job_id).update(updated_at=timezone.now())
+                beat = time.monotonic()
+        size = spool.tell()
+        spool.seek(0)
+        day = timezone.now().date().isoformat()
+        job.file.save(f"conversations-{day}.zip", File(spool), save=False)
+    ExportJob.objects.filter(pk=job_id).update(
+        status=ExportJob.Status.READY,
+        file=job.file.name,
+        size_bytes=size,
+        conversation_count=counted[0],
+        finished_at=timezone.now(),
+        updated_at=timezone.now(),
+    )
+
+
+@rls.maintenance()  # every user's old exports
+def purge_expired_exports(*, now: Any = None) -> int:
+    """Delete exports finished more than KEEP ago, their files with them; return how many."""
+    old = ExportJob.objects.filter(created_at__lt=(now or timezone.now()) - KEEP)
+    count = 0
+    for job in old:
+        if job.file:
+            job.file.delete(save=False)
+        job.delete()
+        count += 1
+    return count

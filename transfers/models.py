@@ -1,0 +1,45 @@
+"""An export of all of a user's conversations, written in the background (SPEC: `POST
+/api/v1/exports`): a zip of one Markdown file per conversation, kept for a day."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+
+class ExportJob(models.Model):
+    class Status(models.TextChoices):
+        PENDING = "pending", _("Waiting")
+        RUNNING = "running", _("Writing")
+        READY = "ready", _("Ready")
+        FAILED = "failed", _("Failed")
+
+    class Format(models.TextChoices):
+        MARKDOWN_ZIP = "markdown-zip", _("Markdown files in a zip")
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="export_jobs"
+    )
+    format = models.CharField(max_length=20, choices=Format.choices)
+    include_metadata = models.BooleanField(default=False)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    file = models.FileField(upload_to="exports/%Y/%m/", max_length=300, blank=True)
+    conversation_count = models.PositiveIntegerField(default=0)
+    size_bytes = models.PositiveBigIntegerField(default=0)
+    error = models.CharField(max_length=300, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    # Written as the job goes on: a running job silent for long belonged to a process
+    # that died (it is then failed, and the person may start another).
+    updated_at = models.DateTimeField(auto_now=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["owner", "-created_at"], name="exportjob_owner_recent")]
+
+    def __str__(self) -> str:
+        return f"{self.format} {self.status}"
