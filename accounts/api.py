@@ -35,6 +35,8 @@ class UserSettingsOut(Schema):
     memory_enabled: bool = Field(description="memories across conversations: recalled and saved")
     tools_enabled: list[str] = Field(description="tool ids on in new conversations (GET /tools)")
     theme: Literal["system", "light", "dark"] = Field(description="the pages' colours")
+    stt: bool = Field(description="dictation is on (CHAT_STT_MODEL): POST /audio/transcriptions")
+    tts: bool = Field(description="the server reads aloud (CHAT_TTS_MODEL); else the browser")
 
 
 class UserSettingsPatchIn(Input):

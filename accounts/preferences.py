@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 
 from core.errors import editable_changes
@@ -58,4 +59,7 @@ def user_settings_to_dict(found: UserSettings) -> dict[str, Any]:
         "memory_enabled": found.memory_enabled,
         "tools_enabled": enabled_ids(conversation_tools=None, user_tools=found.tools_enabled),
         "theme": found.theme,
+        # What this site offers, not a choice of the user's (SPEC "Voice…").
+        "stt": bool(settings.CHAT_STT_MODEL),
+        "tts": bool(settings.CHAT_TTS_MODEL),
     }

@@ -20,6 +20,7 @@ from presets import api as presets_api
 from prompts import api as prompts_api
 from transfers import api as transfers_api
 from usage import api as usage_api
+from voice import api as voice_api
 
 api = build_api(auth=[BearerAuth(), SessionAuth()])
 # Before conversations': its fixed paths (/conversations/import, /bulk) come ahead of
@@ -38,6 +39,7 @@ for module in (
     presets_api,
     prompts_api,
     usage_api,
+    voice_api,
 ):
     api.add_router("", module.router)
 

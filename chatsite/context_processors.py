@@ -40,5 +40,8 @@ def chat(request: HttpRequest) -> dict[str, object]:
     return {
         "offline_model": not settings.OPENAI_API_KEY,
         "chat_model": settings.CHAT_MODEL,
+        "dictation": bool(settings.CHAT_STT_MODEL),
+        "dictation_max_seconds": settings.CHAT_STT_MAX_SECONDS,
+        "server_reads_aloud": bool(settings.CHAT_TTS_MODEL),
         "shell": Shell(request),
     }

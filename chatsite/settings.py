@@ -58,6 +58,7 @@ INSTALLED_APPS = [
     "sso",
     "presets",
     "prompts",
+    "voice",
     "usage",
     "audit",
 ]
@@ -223,6 +224,14 @@ CHAT_MODELS = os.environ.get("CHAT_MODELS", "")
 # A window per model ("id=tokens,..."); the others use CHAT_CONTEXT_WINDOW.
 CHAT_MODEL_CONTEXT = os.environ.get("CHAT_MODEL_CONTEXT", "")
 CHAT_VISION_MODELS = env_list("CHAT_VISION_MODELS", "")
+# Dictation: a recording goes to the model server's /audio/transcriptions with this model
+# (whisper-1, a whisper.cpp or faster-whisper model); empty: no microphone button.
+CHAT_STT_MODEL = os.environ.get("CHAT_STT_MODEL", "").strip()
+CHAT_STT_MAX_SECONDS = int(os.environ.get("CHAT_STT_MAX_SECONDS", 120))
+# Reading aloud by the model server's /audio/speech (tts-1, a LocalAI/Kokoro model) in this
+# voice; empty: the browser's own speech synthesis reads.
+CHAT_TTS_MODEL = os.environ.get("CHAT_TTS_MODEL", "").strip()
+CHAT_TTS_VOICE = os.environ.get("CHAT_TTS_VOICE", "").strip() or "alloy"
 # A model server that stays silent is given up on: no first byte of its answer within this
 # many seconds, or nothing more for that many mid-stream. The reply is stored as failed
 # (it says why) and the conversation takes the next message. 0 turns a limit off. A model on

@@ -70,3 +70,37 @@ KO.update(
         "Writing your export…": "내보내기를 만드는 중…",
     }
 )
+KO.update(
+    {
+        "Dictate": "받아쓰기",
+        "Dictate: speak, then press again to stop": "받아쓰기: 말한 뒤 다시 눌러 멈춥니다",
+        "Read aloud": "소리 내어 읽기",
+        "A recording can be at most 25 MB.": "녹음은 최대 25MB까지 보낼 수 있습니다.",
+        "language must be en or ko.": "language는 en 또는 ko여야 합니다.",
+        "voice": "음성",
+        "This is not a recording (WebM, Ogg, MP4, MP3, WAV or FLAC).": "녹음 파일이 아닙니다(WebM, Ogg, MP4, MP3, WAV, FLAC).",
+        "This WAV file cannot be read.": "이 WAV 파일을 읽을 수 없습니다.",
+        "A recording can be at most %(seconds)s seconds long.": "녹음은 최대 %(seconds)s초까지입니다.",
+        "Dictation is not set up on this server.": "이 서버에는 받아쓰기가 설정되어 있지 않습니다.",
+        "The model server cannot transcribe audio (it has no /audio/transcriptions).": "모델 서버가 음성을 글로 옮길 수 없습니다(/audio/transcriptions가 없습니다).",
+        "The model server could not transcribe the recording.": "모델 서버가 녹음을 글로 옮기지 못했습니다.",
+        "Reading aloud by the server is off: the browser reads instead.": "서버의 읽어 주기는 꺼져 있습니다. 브라우저가 대신 읽습니다.",
+        "There are no words to read in this message.": "이 메시지에는 읽을 말이 없습니다.",
+        "The model server cannot read aloud (it has no /audio/speech).": "모델 서버가 소리 내어 읽을 수 없습니다(/audio/speech가 없습니다).",
+        "The model server could not read the message aloud.": "모델 서버가 메시지를 읽어 주지 못했습니다.",
+        "A code block in %(language)s.": "%(language)s 코드 블록.",
+        "A code block.": "코드 블록.",
+        "A formula.": "수식.",
+        "a formula": "수식",
+        "Stop dictating": "받아쓰기 멈추기",
+        "Transcribing…": "글로 옮기는 중…",
+        "No words were heard.": "들린 말이 없습니다.",
+        "Could not transcribe the recording.": "녹음을 글로 옮기지 못했습니다.",
+        "This browser cannot record audio.": "이 브라우저는 녹음할 수 없습니다.",
+        "Allow the microphone for this site to dictate.": "받아쓰려면 이 사이트에 마이크를 허용하세요.",
+        "No microphone was found.": "마이크를 찾지 못했습니다.",
+        "Recording stopped at %(n)s seconds, the longest allowed.": "녹음을 허용된 최대 길이인 %(n)s초에서 멈췄습니다.",
+        "This browser cannot read aloud.": "이 브라우저는 소리 내어 읽을 수 없습니다.",
+        "Stop reading": "읽기 멈추기",
+    }
+)

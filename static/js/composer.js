@@ -4,6 +4,7 @@
 import { upload } from "./api.js";
 import { el, toast } from "./dom.js";
 import { _, format } from "./i18n.js";
+import { initDictation } from "./dictation.js";
 import { initPromptMenu } from "./prompt_menu.js";
 
 export function newClientId() {
@@ -115,7 +116,9 @@ export function initComposer({ uploadPath, onSubmit, onResend }) {
     });
   }
 
-  initPromptMenu({ input, setText: (text) => { input.value = text; autosize(); } });
+  const setText = (text) => { input.value = text; autosize(); };
+  initPromptMenu({ input, setText });
+  initDictation({ input, setText });
 
   // A phone's keyboard has no Shift+Enter: Return must be a new line there, as in ChatGPT's
   // and Claude's apps (a half-written message never goes out by accident).

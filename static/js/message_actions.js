@@ -4,6 +4,7 @@ import { api } from "./api.js";
 import { newClientId } from "./composer.js";
 import { confirmDialog, copyText, el, toast } from "./dom.js";
 import { _ } from "./i18n.js";
+import { readAloud } from "./read_aloud.js";
 
 // `isRunning()`: whether a reply runs; `startAction(frame)` sends a regenerate or continue,
 // `sendAsk(frame)` an edit; `send(frame)` any other frame; `reloadBranch()` shows the
@@ -27,6 +28,7 @@ export function initMessageActions(conversationId, { isRunning, startAction, sen
 
   const ACTIONS = {
     copy: (li) => copyText(li.dataset.raw ?? li.querySelector(".content").textContent),
+    speak: (li, button) => readAloud(li, button),
     async fork(li) {
       const fork = await api("POST", `/conversations/${conversationId}/fork`, { from_message_id: li.dataset.id });
       location.href = `/conversations/${fork.id}/`;

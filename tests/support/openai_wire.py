@@ -45,7 +45,11 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         fake, path = self.fake, self.path.rstrip("/")
         length = int(self.headers.get("Content-Length") or 0)
-        body = json.loads(self.rfile.read(length) or b"{}")
+        raw = self.rfile.read(length)
+        if "/audio/" in path:
+            self._send_body(*fake.audio.answer(path, self.headers.get("Content-Type", ""), raw))
+            return
+        body = json.loads(raw or b"{}")
         if path.endswith("/api/show"):
             with fake._lock:
                 fake.info_requests.append(f"POST {path}")
@@ -112,10 +116,10 @@ class Handler(BaseHTTPRequestHandler):
         return True
 
     def _send_body(self, status: int, data: bytes, headers: dict[str, str] | None = None) -> None:
+        headers = {"Content-Type": "application/json", **(headers or {})}
         self.send_response(status)
-        self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
-        for name, value in (headers or {}).items():
+        for name, value in headers.items():
             self.send_header(name, value)
         self.end_headers()
         self.wfile.write(data)
