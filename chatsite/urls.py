@@ -11,6 +11,7 @@ from chatsite import api as site_api
 from chatsite.manifest import web_manifest
 from conversations import list_page
 from conversations import views as conversation_views
+from conversations.artifact_frame import artifact_frame
 from core.health import healthz
 from memories import views as memory_views
 from sso import views as sso_views
@@ -59,6 +60,7 @@ urlpatterns = [
     path("settings/memory/", memory_views.memories, name="memories"),
     path("settings/tokens/", account_views.tokens, name="tokens"),
     path("settings/data/", transfer_views.data, name="data"),
+    path("artifacts/frame/", artifact_frame, name="artifact_frame"),
     path("settings/tokens/<int:token_id>/revoke/", account_views.revoke_token, name="token_revoke"),
     # The language switcher works before logging in too.
     path("i18n/setlang/", login_not_required(set_language), name="set_language"),

@@ -104,3 +104,16 @@ KO.update(
         "Stop reading": "읽기 멈추기",
     }
 )
+KO.update(
+    {
+        "Resize the preview": "미리보기 크기 조절",
+        "Let the preview load from and send to the web": "미리보기가 웹에서 불러오고 웹으로 보낼 수 있게 합니다",
+        "Allow network": "네트워크 허용",
+        "Copy the code": "코드 복사",
+        "Download": "내려받기",
+        "Close the preview": "미리보기 닫기",
+        "Preview": "미리보기",
+        "Preview · %(kind)s": "미리보기 · %(kind)s",
+        "%(n)s of %(total)s": "%(n)s / %(total)s",
+    }
+)

@@ -2,6 +2,7 @@
 // streaming in, and the pages of the branch fetched from the server.
 import { copyText, el, parseFragment, toast } from "./dom.js";
 import { _, format, ngettext } from "./i18n.js";
+import { artifactKind, previewButton } from "./artifacts.js";
 import { renderRich } from "./rich.js";
 import { stepText } from "./steps.js";
 
@@ -54,8 +55,11 @@ export function initMessages(root, { markSeen }) {
       const button = el("button", { type: "button", className: "copy-code", text: _("Copy code") });
       button.addEventListener("click", () => copyText(pre.textContent));
       pre.replaceWith(wrap);
+      const source = pre.textContent;
+      const kind = artifactKind(language ? language.slice(9) : "", source);
+      if (kind) Object.assign(wrap.dataset, { artifact: kind, source });
       wrap.append(el("div", { className: "code-head" },
-        el("span", { text: language ? language.slice(9) : "" }), button), pre);
+        el("span", { text: language ? language.slice(9) : "" }), kind ? previewButton(kind, source) : null, button), pre);
     }
     for (const ref of scope.querySelectorAll(".ledger-ref")) {
       const target = document.getElementById(`msg-${ref.dataset.ref}`);

@@ -82,9 +82,7 @@ def test_a_recording_comes_back_as_its_words(api, fake):
     ],
     ids=["png", "text", "empty", "broken-wav", "long-wav", "long-ogg"],
 )
-def test_what_is_not_a_short_recording_is_refused_before_anything_is_sent(
-    api, fake, data, status
-):
+def test_what_is_not_a_short_recording_is_refused_before_anything_is_sent(api, fake, data, status):
     response = _post_audio(api, _wav_of(121) if data is None else data, "clip.wav")
     assert response.status_code == status, response.content
     assert response.json()["error"]["message"]

@@ -98,7 +98,8 @@ def seed_account(user) -> dict[str, str]:
     seed.add_message(
         conversation_id=conversation.id,
         role="assistant",
-        content="You get **25 days** of paid leave a year.\n\n```python\nprint(25)\n```",
+        content="You get **25 days** of paid leave a year.\n\n```python\nprint(25)\n```\n\n"
+        "```html\n<p>25 days</p>\n```",
         parent=question.pk,
         model="offline",
         tokens_used=42,
@@ -267,6 +268,11 @@ def _prompt_variables(page):
     page.locator("#prompt-variables").wait_for(state="visible")
 
 
+def _artifact_panel(page):
+    page.get_by_role("button", name="Preview").click()
+    page.frame_locator("#artifact-panel iframe").locator("p").wait_for()
+
+
 def _export_dialog(page):
     page.evaluate("document.getElementById('export-dialog').showModal()")
     page.locator("#export-dialog").wait_for(state="visible")
@@ -277,6 +283,7 @@ SURFACES = {
     "prompt-menu": _prompt_menu,
     "prompt-variables": _prompt_variables,
     "export-dialog": _export_dialog,
+    "artifact-panel": _artifact_panel,
     "project-dialog": _project_dialog,
     "feedback": _feedback_dialog,
     "palette": _palette,
