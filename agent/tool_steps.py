@@ -52,6 +52,11 @@ TOOL_WORDS: dict[str, tuple[str, str, str]] = {
         _("Opened a web page"),
         _("Could not open that web page"),
     ),
+    "generate_image": (
+        _("Drawing a picture"),
+        _("Drew a picture"),
+        _("Could not draw the picture"),
+    ),
     "python": (
         _("Running Python code"),
         _("Ran Python code"),
@@ -110,6 +115,9 @@ TOOL_FAILURES: dict[str, str] = {
     "web.no_text": _("Found no readable text on the page at %(host)s"),
     # the Python sandbox (agent/tools/python_sandbox.py); a run a limit stopped is not a failure
     "python.unavailable": _("Python cannot run on this server right now"),
+    # pictures (agent/tools/images.py)
+    "image.unavailable": _("The model server cannot draw pictures"),
+    "image.failed": _("The picture could not be made this time"),
     "python.too_long": _("The code is too long to run"),
     # any tool: what stopped it
     "tool.timeout": _("%(tool)s took too long and was stopped"),

@@ -232,6 +232,12 @@ CHAT_STT_MAX_SECONDS = int(os.environ.get("CHAT_STT_MAX_SECONDS", 120))
 # voice; empty: the browser's own speech synthesis reads.
 CHAT_TTS_MODEL = os.environ.get("CHAT_TTS_MODEL", "").strip()
 CHAT_TTS_VOICE = os.environ.get("CHAT_TTS_VOICE", "").strip() or "alloy"
+# Pictures: the `image` tool draws with this model on the server's /images/generations
+# (dall-e-3, gpt-image-1, a LocalAI or ComfyUI bridge model); empty: no such tool. Each
+# picture counts this many output tokens against budgets (OpenAI bills gpt-image-1's
+# 1024x1024 medium picture as about 1,056 output tokens).
+CHAT_IMAGE_MODEL = os.environ.get("CHAT_IMAGE_MODEL", "").strip()
+CHAT_IMAGE_TOKENS = int(os.environ.get("CHAT_IMAGE_TOKENS", 1056))
 # A model server that stays silent is given up on: no first byte of its answer within this
 # many seconds, or nothing more for that many mid-stream. The reply is stored as failed
 # (it says why) and the conversation takes the next message. 0 turns a limit off. A model on

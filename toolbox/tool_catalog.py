@@ -35,11 +35,13 @@ BUILTIN_NAMES = {
     "web_search": _("Web search"),
     "read_url": _("Read a web page"),
     "python": _("Python (sandboxed)"),
+    "image": _("Pictures"),
 }
 BUILTIN_DESCRIPTIONS = {
     "web_search": _("Searches the web and cites the pages it used."),
     "read_url": _("Reads a public web page the conversation names."),
     "python": _("Runs Python code without network access, in a sandbox."),
+    "image": _("Draws a picture from a description (counted against your budget)."),
 }
 MAX_TOOLS_ON = 64
 WATCH_SECONDS = 1.0  # how often a running HTTP tool call checks that its server is there
@@ -69,6 +71,8 @@ def builtin_ids() -> list[str]:
     ids.append("read_url")
     if settings.CHAT_PYTHON_SANDBOX:
         ids.append("python")
+    if settings.CHAT_IMAGE_MODEL:
+        ids.append("image")
     return ids
 
 
@@ -77,6 +81,8 @@ def default_ids() -> list[str]:
     ids = ["web_search", "read_url"] if settings.WEB_SEARCH_URL else []
     if settings.CHAT_PYTHON_SANDBOX:
         ids.append("python")
+    if settings.CHAT_IMAGE_MODEL:
+        ids.append("image")
     return ids
 
 
@@ -148,6 +154,16 @@ def build_tools(
         from agent.tools.python_sandbox import make_python_tool
 
         tools.append(make_python_tool(owner=owner))
+    if "image" in wanted and settings.CHAT_IMAGE_MODEL:
+        from agent.tools.images import make_image_tool
+
+        tools.append(
+            make_image_tool(
+                base_url=settings.OPENAI_BASE_URL,
+                api_key=settings.OPENAI_API_KEY,
+                model=settings.CHAT_IMAGE_MODEL,
+            )
+        )
     names = {t.name for t in tools}
     for server in servers:
         for listed in server.tools or []:

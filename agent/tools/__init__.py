@@ -34,10 +34,11 @@ TOOLS: dict[str, BaseTool] = {
     )
 }
 
-# Built-ins a site switches on by configuration (a search provider, the sandbox): built per
-# turn with their settings (agent/tools/web.py, agent/tools/python_sandbox.py) and handed
+# Built-ins a site switches on by configuration (a search provider, the sandbox, an image
+# model): built per turn with their settings (agent/tools/web.py, python_sandbox.py,
+# images.py) and handed
 # in as `AgentContext.extra_tools`, as MCP servers' tools are.
-CONFIGURED_TOOLS = ("web_search", "read_url", "python")
+CONFIGURED_TOOLS = ("web_search", "read_url", "python", "image")
 
 __all__ = ["CONFIGURED_TOOLS", "CONTEXT_KEY", "TOOLS", "tool_schemas_json", "tools_for"]
 

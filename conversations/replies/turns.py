@@ -287,14 +287,25 @@ WHERE message_id = %s AND kind = %s ORDER BY created_at, id"""
 _aimages_of = db_async(_images_of, close_serial=False)
 
 
+def _pictures_drawn(parts: list[dict[str, Any]]) -> int:
+    """How many pictures the turn's `generate_image` calls made."""
+    return sum(
+        1
+        for part in parts
+        if part.get("type") == "tool_result"
+        and part.get("name") == "generate_image"
+        and not part.get("is_error")
+    )
+
+
 def reply_fields(finished: FinishedEvent, *, continues: Message | None = None) -> dict[str, Any]:
     """Return the assistant message's fields for a finished turn (the ledger included).
 
     Its tokens are the output tokens the model server reported, or our estimate of the
     text (marked `tokens_estimated`). A continued reply holds the cut-off reply's text
     and this turn's, so its tokens are both parts' (an estimate if either part's is)."""
-    usage = finished["usage"]
-    metadata: dict[str, Any] = {"context": finished["context"], "usage": dict(usage)}
+    usage = dict(finished["usage"])
+    metadata: dict[str, Any] = {"context": finished["context"], "usage": usage}
     if finished.get("error"):
         metadata["error"] = finished["error"]
     tokens = int(usage.get("output_tokens") or 0)
@@ -302,6 +313,11 @@ def reply_fields(finished: FinishedEvent, *, continues: Message | None = None) -
         not tokens and bool(finished["content"])
     )
     tokens = tokens or estimate_tokens(finished["content"])
+    pictures = _pictures_drawn(finished["parts"])
+    if pictures:  # each counts CHAT_IMAGE_TOKENS output tokens (budgets read `usage`)
+        usage["image_tokens"] = pictures * settings.CHAT_IMAGE_TOKENS
+        usage["output_tokens"] = int(usage.get("output_tokens") or 0) + usage["image_tokens"]
+        tokens += usage["image_tokens"]
     if continues is not None:
         metadata["continued"] = {"from": str(continues.pk), "tokens": continues.tokens_used}
         tokens += continues.tokens_used

@@ -117,3 +117,14 @@ KO.update(
         "%(n)s of %(total)s": "%(n)s / %(total)s",
     }
 )
+KO.update(
+    {
+        "Drawing a picture": "그림을 그리는 중",
+        "Drew a picture": "그림을 그렸습니다",
+        "Could not draw the picture": "그림을 그리지 못했습니다",
+        "The model server cannot draw pictures": "모델 서버가 그림을 그릴 수 없습니다",
+        "The picture could not be made this time": "이번에는 그림을 만들지 못했습니다",
+        "Pictures": "그림",
+        "Draws a picture from a description (counted against your budget).": "설명대로 그림을 그립니다(예산에 포함됩니다).",
+    }
+)

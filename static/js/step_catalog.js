@@ -2,7 +2,7 @@
 // Every step's English words, translated by Django's JavaScript catalog.
 import { _, ngettext } from "./i18n.js";
 
-export const TOOLS = ["calculator", "forget", "get_current_datetime", "get_document_section", "python", "read_url", "remember", "search_conversations", "search_documents", "web_search"];
+export const TOOLS = ["calculator", "forget", "generate_image", "get_current_datetime", "get_document_section", "python", "read_url", "remember", "search_conversations", "search_documents", "web_search"];
 export const OTHER_TOOL = "other";
 
 export const STEPS = {
@@ -67,6 +67,8 @@ export const STEPS = {
   "web.unsupported": () => _("Cannot read this kind of file (%(kind)s)"),
   "web.no_text": () => _("Found no readable text on the page at %(host)s"),
   "python.unavailable": () => _("Python cannot run on this server right now"),
+  "image.unavailable": () => _("The model server cannot draw pictures"),
+  "image.failed": () => _("The picture could not be made this time"),
   "python.too_long": () => _("The code is too long to run"),
   "tool.timeout": () => _("%(tool)s took too long and was stopped"),
   "tool.unreachable": () => _("Could not reach %(server)s to use %(tool)s"),
@@ -97,6 +99,9 @@ export const STEPS = {
   "tool.read_url.call": () => _("Opening a web page"),
   "tool.read_url.done": () => _("Opened a web page"),
   "tool.read_url.failed": () => _("Could not open that web page"),
+  "tool.generate_image.call": () => _("Drawing a picture"),
+  "tool.generate_image.done": () => _("Drew a picture"),
+  "tool.generate_image.failed": () => _("Could not draw the picture"),
   "tool.python.call": () => _("Running Python code"),
   "tool.python.done": () => _("Ran Python code"),
   "tool.python.failed": () => _("Could not run the Python code"),

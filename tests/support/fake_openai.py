@@ -29,6 +29,7 @@ from typing import Any
 
 from tests.support.dialects import DIALECTS
 from tests.support.fake_audio import FakeAudio
+from tests.support.fake_images import FakeImages
 from tests.support.openai_replies import (
     Reply,
     Responder,
@@ -64,6 +65,7 @@ class FakeOpenAI:
         self.prompt_tokens: list[int] = []  # each chat request's prompt, counted as served
         self.info_requests: list[str] = []  # what it was asked besides chats ("GET /props")
         self.audio = FakeAudio()  # /v1/audio/transcriptions and /v1/audio/speech
+        self.images = FakeImages()  # /v1/images/generations
         self.responder: Responder = responder or default_responder
         self.title_responder: Responder = default_title_responder
         self.models: list[str] = list(models or ["fake-model"])

@@ -50,6 +50,9 @@ class Handler(BaseHTTPRequestHandler):
             self._send_body(*fake.audio.answer(path, self.headers.get("Content-Type", ""), raw))
             return
         body = json.loads(raw or b"{}")
+        if path.endswith("/images/generations"):
+            self._send_body(*fake.images.answer(body))
+            return
         if path.endswith("/api/show"):
             with fake._lock:
                 fake.info_requests.append(f"POST {path}")
