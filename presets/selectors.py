@@ -5,35 +5,31 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import BooleanField, ExpressionWrapper, Q, QuerySet
+from django.db.models import Q, QuerySet
 from django.utils.translation import gettext as _
 
-from core.errors import Forbidden, NotFound
 from core.ids import parse_uuid
+from core.shared_rows import one_of, own_and_shared
 
 from .models import Preset
 
 
 def visible_to(user: Any) -> QuerySet[Preset]:
     """Return the presets `user` may use: their own first, then those shared with everyone."""
-    mine = ExpressionWrapper(Q(owner_id=user.pk), output_field=BooleanField())
-    return (
-        Preset.objects.filter(Q(owner_id=user.pk) | Q(shared=True))
-        .annotate(mine=mine)
-        .order_by("-mine", "name", "id")
-    )
+    return own_and_shared(Preset, user, "name")
 
 
 def access_preset(*, user: Any, preset_id: Any, editable: bool = False) -> Preset:
     """Return a preset `user` may use; someone else's private one answers like a missing
     one. With `editable`, a shared preset of someone else raises Forbidden."""
-    pk = parse_uuid(preset_id)
-    found = visible_to(user).filter(pk=pk).first() if pk is not None else None
-    if found is None:
-        raise NotFound(_("No such preset."))
-    if editable and found.owner_id != user.pk:
-        raise Forbidden(_("This preset is shared with you: only its owner can change it."))
-    return found
+    return one_of(
+        visible_to(user),
+        user=user,
+        object_id=preset_id,
+        editable=editable,
+        missing=_("No such preset."),
+        forbidden=_("This preset is shared with you: only its owner can change it."),
+    )
 
 
 def find_visible(*, user: Any, preset_id: Any) -> Preset | None:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import io
 import logging
 import wave
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import openai
@@ -95,17 +97,13 @@ async def transcribe(data: bytes, *, language: str | None = None) -> str:
         raise NotFound(_("Dictation is not set up on this server."))
     name, kind = check_recording(data)
     extra: dict[str, Any] = {"language": language} if language else {}
-    try:
+    with _model_server(
+        missing=_("The model server cannot transcribe audio (it has no /audio/transcriptions)."),
+        failed=_("The model server could not transcribe the recording."),
+    ):
         answer = await _client().audio.transcriptions.create(
             model=settings.CHAT_STT_MODEL, file=(name, data, kind), **extra
         )
-    except openai.NotFoundError:
-        raise LlmUnavailable(
-            _("The model server cannot transcribe audio (it has no /audio/transcriptions).")
-        ) from None
-    except openai.APIError as exc:
-        logger.warning("transcription failed: %s", exc)
-        raise LlmUnavailable(_("The model server could not transcribe the recording.")) from None
     return str(getattr(answer, "text", "") or "").strip()
 
 
@@ -115,18 +113,27 @@ async def speak(text: str) -> bytes:
         raise NotFound(_("Reading aloud by the server is off: the browser reads instead."))
     if not text.strip():
         raise Invalid(_("There are no words to read in this message."))
-    try:
+    with _model_server(
+        missing=_("The model server cannot read aloud (it has no /audio/speech)."),
+        failed=_("The model server could not read the message aloud."),
+    ):
         answer = await _client().audio.speech.create(
             model=settings.CHAT_TTS_MODEL,
             voice=settings.CHAT_TTS_VOICE,
             input=text,
             response_format="wav",
         )
-    except openai.NotFoundError:
-        raise LlmUnavailable(
-            _("The model server cannot read aloud (it has no /audio/speech).")
-        ) from None
-    except openai.APIError as exc:
-        logger.warning("speech failed: %s", exc)
-        raise LlmUnavailable(_("The model server could not read the message aloud.")) from None
     return answer.content
+
+
+@contextmanager
+def _model_server(*, missing: str, failed: str) -> Iterator[None]:
+    """A call to the model server, its failures said in words (503): `missing` when it has
+    no such endpoint (404), `failed` for anything else (the reason goes to the log)."""
+    try:
+        yield
+    except openai.NotFoundError:
+        raise LlmUnavailable(missing) from None
+    except openai.APIError as exc:
+        logger.warning("audio request failed: %s", exc)
+        raise LlmUnavailable(failed) from None

@@ -4,7 +4,7 @@ dictation, reading aloud, artifacts, images, side-by-side answers."""
 
 KO = {
     "PDF, Markdown, text and CSV hold the branch you are on; JSON holds every branch and imports back.": "PDF, Markdown, 텍스트, CSV에는 지금 보는 갈래만, JSON에는 모든 갈래가 담기며 다시 가져올 수 있습니다.",
-    "PDF (.pdf)": "PDF (.pdf)",
+    "PDF (.pdf)": "PDF 문서 (.pdf)",
     "Spreadsheet (.csv)": "스프레드시트 (.csv)",
 }
 KO.update(

@@ -145,6 +145,8 @@ def test_settings_round_trip_and_stay_the_users_own(api, bob_api, two_models):
         "memory_enabled": True,
         "tools_enabled": [],  # no search provider, no sandbox: nothing on by default
         "theme": "system",
+        "stt": False,
+        "tts": False,
     }
     changed = api.patch(
         "/me/settings",
@@ -157,6 +159,8 @@ def test_settings_round_trip_and_stay_the_users_own(api, bob_api, two_models):
         "memory_enabled": True,
         "tools_enabled": [],  # no search provider, no sandbox: nothing on by default
         "theme": "dark",
+        "stt": False,
+        "tts": False,
     }
     assert bob_api.get("/me/settings").json() == {
         "default_model": "",
@@ -164,6 +168,8 @@ def test_settings_round_trip_and_stay_the_users_own(api, bob_api, two_models):
         "memory_enabled": True,
         "tools_enabled": [],  # no search provider, no sandbox: nothing on by default
         "theme": "system",
+        "stt": False,
+        "tts": False,
     }
 
 
@@ -187,6 +193,8 @@ def test_bad_settings_are_refused_and_change_nothing(api, two_models, change):
         "memory_enabled": True,
         "tools_enabled": [],  # no search provider, no sandbox: nothing on by default
         "theme": "system",
+        "stt": False,
+        "tts": False,
     }
 
 

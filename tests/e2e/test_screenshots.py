@@ -12,6 +12,7 @@ from playwright.sync_api import expect
 from conversations import services, shares
 from conversations.models import Conversation, Project
 from memories import services as memories
+from prompts.models import Prompt
 from tests.support import seed
 
 from .conftest import SCREENSHOTS
@@ -207,5 +208,48 @@ def test_screenshots(new_context, make_user, lang):
             page.goto("/settings/memory/")
             expect(page.locator("li.memory")).to_have_count(1)
             _shot(page, f"memory-{suffix}")
+            page.close()
+            assert errors == [], (suffix, errors)
+    _peer_shots(new_context, user, lang)
+
+
+PAGE = {
+    "en": "<h1>Trip budget</h1><p>Train 120,000 · Hotel 200,000</p><button>Recalculate</button>",
+    "ko": "<h1>여행 예산</h1><p>기차 120,000원 · 호텔 200,000원</p><button>다시 계산</button>",
+}
+
+
+def _peer_shots(new_context, user, lang: str) -> None:
+    """An artifact previewed beside the chat, and the prompt library behind "/"."""
+    asks = {"en": "Make a budget page", "ko": "예산 페이지를 만들어 줘"}
+    page_conversation = services.create_conversation(user=user, title=asks[lang])
+    seed.add_message(conversation_id=page_conversation.id, role="user", content=asks[lang])
+    seed.add_message(
+        conversation_id=page_conversation.id,
+        role="assistant",
+        content=f"```html\n{PAGE[lang]}\n```",
+        model="offline",
+        tokens_used=40,
+    )
+    Prompt.objects.create(
+        owner=user, command="translate", title="번역 · Translate", content="{{text}}"
+    )
+    Prompt.objects.create(owner=user, command="weekly", title=TEXT[lang]["title"], content="…")
+    for size, viewport in SIZES.items():
+        for scheme in ("light", "dark"):
+            suffix = f"{size}-{scheme}-{lang}"
+            page = new_context(
+                user, viewport=viewport, color_scheme=scheme, locale=LANGUAGES[lang]
+            ).new_page()
+            errors: list[str] = []
+            page.on("pageerror", lambda e, errors=errors: errors.append(str(e)))
+            page.goto(f"/conversations/{page_conversation.id}/")
+            page.locator(".preview-code").first.click()
+            expect(page.frame_locator("#artifact-panel iframe").locator("h1")).to_be_visible()
+            _shot(page, f"artifact-{suffix}")
+            page.keyboard.press("Escape")
+            page.locator("#composer-input").press("/")
+            expect(page.locator("#prompt-menu li[role=option]")).to_have_count(2)
+            _shot(page, f"prompts-{suffix}")
             page.close()
             assert errors == [], (suffix, errors)

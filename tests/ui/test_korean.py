@@ -116,11 +116,26 @@ def pages(alice):
         "/settings/",
         "/settings/memory/",
         "/settings/tokens/",
+        "/settings/data/",
+        "/prompts/",
+        "/prompts/new/",
         f"/s/{share.token}/",
         "/conversations/00000000-0000-0000-0000-000000000000/",
     ]
-    theirs = {"Trip", "Travel", "Where to?", "Lisbon.", "Lisbon", "Likes trams", "Guide",
-              "alice", "offline", "Main points", "Default model"}  # fmt: skip
+    theirs = {
+        "Trip",
+        "Travel",
+        "Where to?",
+        "Lisbon.",
+        "Lisbon",
+        "Likes trams",
+        "Guide",
+        "alice",
+        "offline",
+        "Main points",
+        "Default model",
+        "summarize",
+    }  # fmt: skip  (a /command's example: commands are a-z, 0-9 and -)
     return urls, theirs
 
 
