@@ -15,7 +15,6 @@ scratch database is made and dropped).
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import os
 import sys
@@ -28,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.processes import daphne_command, free_port, migrated_django, rss_mb, serve  # noqa: E402
-from bench.scratch_db import run_in_scratch_database  # noqa: E402
+from bench.scratch_db import main_with  # noqa: E402
 
 TARGET_GROWTH_MB = 64
 PDF_MESSAGES = 500
@@ -171,11 +170,7 @@ def run(database_url: str, messages: int) -> dict[str, object]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--messages", type=int, default=100_000)
-    args = parser.parse_args()
-    (ROOT / "var").mkdir(exist_ok=True)
-    run_in_scratch_database("chatsite_bench_export", lambda url: run(url, args.messages))
+    main_with("chatsite_bench_export", __doc__, "--messages", 100_000, run)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,6 @@ time). It runs on a scratch PostgreSQL database made from DATABASE_URL and dropp
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import random
@@ -31,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.processes import daphne_command, free_port, migrated_django, rss_mb, serve  # noqa: E402
-from bench.scratch_db import run_in_scratch_database  # noqa: E402
+from bench.scratch_db import main_with  # noqa: E402
 
 TARGET_GROWTH_MB = 256
 ENGLISH = "plan trip budget Busan Seoul train hotel recipe kimchi code python django"
@@ -192,11 +191,7 @@ def run(database_url: str, megabytes: int) -> dict[str, object]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mb", type=int, default=100)
-    args = parser.parse_args()
-    (ROOT / "var").mkdir(exist_ok=True)
-    run_in_scratch_database("chatsite_bench_import", lambda url: run(url, args.mb))
+    main_with("chatsite_bench_import", __doc__, "--mb", 100, run)
 
 
 if __name__ == "__main__":

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
@@ -44,3 +46,14 @@ def run_in_scratch_database(name: str, run: Callable[[str], dict[str, object]]) 
             with psycopg.connect(admin, autocommit=True) as conn:
                 conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     print(json.dumps(result, ensure_ascii=False))
+
+
+def main_with(
+    name: str, doc: str, flag: str, default: int, run: Callable[[str, int], dict]
+) -> None:
+    """A bench's command line with one number (`flag`), run on scratch database `name`."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument(flag, type=int, default=default)
+    value = getattr(parser.parse_args(), flag.lstrip("-").replace("-", "_"))
+    (Path(__file__).resolve().parent.parent / "var").mkdir(exist_ok=True)
+    run_in_scratch_database(name, lambda url: run(url, value))

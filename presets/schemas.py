@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from ninja import Schema
 from pydantic import Field, model_validator
 
 from core.schemas import Input, Instructions, ModelId, Temperature, one_line
+from core.shared_rows import SharedRowOut
 from toolbox.tool_catalog import ToolIds
 
 from .models import (
@@ -76,8 +76,7 @@ class PresetPatchIn(Input):
     shared: bool = Field(None, strict=True)
 
 
-class PresetOut(Schema):
-    id: str
+class PresetOut(SharedRowOut):
     name: str
     icon: str
     instructions: str
@@ -86,29 +85,10 @@ class PresetOut(Schema):
     tools: list[str] | None = Field(description="null: your default tools")
     knowledge: Knowledge
     starters: list[str]
-    shared: bool
-    owner_is_me: bool
-    created_at: datetime
-    updated_at: datetime
 
     @classmethod
-    def of(cls, preset: Preset, *, user_id: int) -> PresetOut:
-        """Return `preset` as the user `user_id` sees it."""
-        return cls(
-            id=str(preset.pk),
-            name=preset.name,
-            icon=preset.icon,
-            instructions=preset.instructions,
-            model=preset.model,
-            temperature=preset.temperature,
-            tools=preset.tools,
-            knowledge=Knowledge(scope=preset.knowledge_scope, ids=preset.knowledge_ids),
-            starters=list(preset.starters),
-            shared=preset.shared,
-            owner_is_me=preset.owner_id == user_id,
-            created_at=preset.created_at,
-            updated_at=preset.updated_at,
-        )
+    def fields_of(cls, preset: Preset) -> dict[str, Any]:
+        return {"knowledge": Knowledge(scope=preset.knowledge_scope, ids=preset.knowledge_ids)}
 
 
 class PresetPage(Schema):

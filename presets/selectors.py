@@ -5,31 +5,26 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Q, QuerySet
-from django.utils.translation import gettext as _
+from django.db.models import Q
+from django.utils.translation import gettext_lazy
 
 from core.ids import parse_uuid
-from core.shared_rows import one_of, own_and_shared
+from core.shared_rows import SharedRows
 
 from .models import Preset
 
-
-def visible_to(user: Any) -> QuerySet[Preset]:
-    """Return the presets `user` may use: their own first, then those shared with everyone."""
-    return own_and_shared(Preset, user, "name")
+PRESETS = SharedRows(
+    Preset,
+    "name",
+    missing=gettext_lazy("No such preset."),
+    forbidden=gettext_lazy("This preset is shared with you: only its owner can change it."),
+)
+visible_to = PRESETS.visible_to
 
 
 def access_preset(*, user: Any, preset_id: Any, editable: bool = False) -> Preset:
-    """Return a preset `user` may use; someone else's private one answers like a missing
-    one. With `editable`, a shared preset of someone else raises Forbidden."""
-    return one_of(
-        visible_to(user),
-        user=user,
-        object_id=preset_id,
-        editable=editable,
-        missing=_("No such preset."),
-        forbidden=_("This preset is shared with you: only its owner can change it."),
-    )
+    """A preset `user` may use (NotFound, or Forbidden with `editable`: SharedRows.get)."""
+    return PRESETS.get(user=user, object_id=preset_id, editable=editable)
 
 
 def find_visible(*, user: Any, preset_id: Any) -> Preset | None:

@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated
 
 from ninja import Schema
 from pydantic import Field
 
 from core.schemas import Input, Text, one_line
+from core.shared_rows import SharedRowOut
 
 from .models import (
     COMMAND_MAX_LENGTH,
     COMMAND_PATTERN,
     CONTENT_MAX_LENGTH,
     TITLE_MAX_LENGTH,
-    Prompt,
 )
 
 Command = Annotated[
@@ -49,31 +48,11 @@ class PromptPatchIn(Input):
     shared: bool = Field(None, strict=True)
 
 
-class PromptOut(Schema):
-    id: str
+class PromptOut(SharedRowOut):
     command: str
     title: str
     content: str
     variables: list[str] = Field(description="its `{{variables}}`, each once, in order")
-    shared: bool
-    owner_is_me: bool
-    created_at: datetime
-    updated_at: datetime
-
-    @classmethod
-    def of(cls, prompt: Prompt, *, user_id: int) -> PromptOut:
-        """Return `prompt` as the user `user_id` sees it."""
-        return cls(
-            id=str(prompt.pk),
-            command=prompt.command,
-            title=prompt.title,
-            content=prompt.content,
-            variables=prompt.variables,
-            shared=prompt.shared,
-            owner_is_me=prompt.owner_id == user_id,
-            created_at=prompt.created_at,
-            updated_at=prompt.updated_at,
-        )
 
 
 class PromptPage(Schema):

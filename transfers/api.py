@@ -192,16 +192,14 @@ class ExportJobOut(Schema):
     @classmethod
     def of(cls, job: ExportJob) -> ExportJobOut:
         ready = job.status == ExportJob.Status.READY
+        fields = {name: getattr(job, name) for name in cls.model_fields if hasattr(job, name)}
         return cls(
-            id=str(job.pk),
-            status=job.status,
-            format=job.format,
-            conversation_count=job.conversation_count,
-            size_bytes=job.size_bytes,
-            created_at=job.created_at,
-            finished_at=job.finished_at,
-            download_url=f"/api/v1/exports/{job.pk}/download" if ready else None,
-            error=job.error or None,
+            **fields
+            | {
+                "id": str(job.pk),
+                "download_url": f"/api/v1/exports/{job.pk}/download" if ready else None,
+                "error": job.error or None,
+            }
         )
 
 
