@@ -57,30 +57,46 @@ def iter_message_rows(
     batch: int = BATCH,
     feedback_of: Any = None,
 ) -> Iterator[dict[str, Any]]:
-    """Yield a conversation's messages (or those `among` some ids) as dicts, oldest first,
-    `batch` rows per query; with `feedback_of` (a user id), each carries that user's
-    `feedback` ({rating, comment} or None)."""
+    """Yield a conversation's messages (or those `among` some ids, oldest first: a branch,
+    root first) as dicts, `batch` rows per query; with `feedback_of` (a user id), each
+    carries that user's `feedback` ({rating, comment} or None)."""
+    if among is not None:  # a branch: its ids a batch at a time (never all in one query)
+        for start in range(0, len(among), batch):
+            chunk = Message.objects.filter(
+                conversation_id=conversation_id, pk__in=among[start : start + batch]
+            )
+            yield from _rows(chunk, feedback_of)
+        return
     after = 0
     while True:
-        rows_qs = Message.objects.filter(conversation_id=conversation_id, sequence_number__gt=after)
-        if among is not None:
-            rows_qs = rows_qs.filter(pk__in=among)
-        rows = list(rows_qs.order_by("sequence_number").values(*MESSAGE_FIELDS)[:batch])
-        if rows:
-            _add_attachments(rows)
-        if feedback_of is not None and rows:
-            found = {
-                f["message_id"]: {"rating": f["rating"], "comment": f["comment"]}
-                for f in MessageFeedback.objects.filter(
-                    user_id=feedback_of, message_id__in=[r["id"] for r in rows]
-                ).values("message_id", "rating", "comment")
-            }
-            for row in rows:
-                row["feedback"] = found.get(row["id"])
+        rows = _rows(
+            Message.objects.filter(conversation_id=conversation_id, sequence_number__gt=after),
+            feedback_of,
+            limit=batch,
+        )
         yield from rows
         if len(rows) < batch:
             return
         after = rows[-1]["sequence_number"]
+
+
+def _rows(messages: Any, feedback_of: Any, *, limit: int | None = None) -> list[dict[str, Any]]:
+    """The rows of `messages` by sequence number (at most `limit`), with their attachments
+    and, with `feedback_of`, that user's rating of each."""
+    ordered = messages.order_by("sequence_number").values(*MESSAGE_FIELDS)
+    rows = list(ordered[:limit] if limit is not None else ordered)
+    if rows:
+        _add_attachments(rows)
+    if feedback_of is not None and rows:
+        found = {
+            f["message_id"]: {"rating": f["rating"], "comment": f["comment"]}
+            for f in MessageFeedback.objects.filter(
+                user_id=feedback_of, message_id__in=[r["id"] for r in rows]
+            ).values("message_id", "rating", "comment")
+        }
+        for row in rows:
+            row["feedback"] = found.get(row["id"])
+    return rows
 
 
 def _add_attachments(rows: list[dict[str, Any]]) -> None:

@@ -38,7 +38,13 @@ TOOLS: dict[str, BaseTool] = {
 # model): built per turn with their settings (agent/tools/web.py, python_sandbox.py,
 # images.py) and handed
 # in as `AgentContext.extra_tools`, as MCP servers' tools are.
-CONFIGURED_TOOLS = ("web_search", "read_url", "python", "image")
+# Their ids (toolbox/tool_catalog.py) and the names the model calls them by.
+CONFIGURED_TOOLS = {
+    "web_search": "web_search",
+    "read_url": "read_url",
+    "python": "python",
+    "image": "generate_image",
+}
 
 __all__ = ["CONFIGURED_TOOLS", "CONTEXT_KEY", "TOOLS", "tool_schemas_json", "tools_for"]
 

@@ -20,7 +20,7 @@ def test_every_step_belongs_to_a_kind_of_thinking_frame():
 
 
 def test_every_built_in_tool_has_words_for_people():
-    assert set(TOOL_WORDS) == set(TOOLS) | set(CONFIGURED_TOOLS)
+    assert set(TOOL_WORDS) == set(TOOLS) | set(CONFIGURED_TOOLS.values())
     for name in TOOL_WORDS:
         for outcome in ("call", "done", "failed"):
             assert tool_code(name, outcome) in STEPS
