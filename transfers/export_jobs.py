@@ -19,7 +19,6 @@ from typing import Any
 
 from django.core.files import File
 from django.db import connections, transaction
-from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -105,9 +104,9 @@ def _write(job_id: Any, user_id: Any) -> None:
         status=ExportJob.Status.RUNNING, updated_at=timezone.now()
     )
     counted = [0]
-    conversations = Conversation.objects.filter(
-        Q(created_by_id=user_id) & Q(temporary=False)
-    ).order_by("created_at", "id")
+    conversations = Conversation.objects.filter(created_by_id=user_id, temporary=False).order_by(
+        "created_at", "id"
+    )
 
     def each() -> Iterator[Conversation]:
         for conversation in conversations.iterator(chunk_size=200):

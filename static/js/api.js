@@ -10,7 +10,7 @@ export class ApiError extends Error {
   }
 }
 
-function csrfToken() {
+export function csrfToken() {
   const meta = document.querySelector('meta[name="csrf-token"]');
   if (meta && meta.content) return meta.content;
   const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);

@@ -2,14 +2,10 @@
 // has one, else the browser's own speech synthesis, in the reply's language. Markdown is
 // read as words: a code block is named, not spelled; a formula is named. Pressing again,
 // or reading another reply, stops the one being read.
-import { ApiError } from "./api.js";
+import { ApiError, csrfToken } from "./api.js";
 import { _, format } from "./i18n.js";
 
 let playing = null; // {button, stop}
-
-function csrfToken() {
-  return document.querySelector('meta[name="csrf-token"]')?.content || "";
-}
 
 function finish(button) {
   button.setAttribute("aria-pressed", "false");
