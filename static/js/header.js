@@ -192,18 +192,19 @@ export function initHeader(root, conversationId) {
     const item = el("li", { "data-id": share.id }, url, el("div", { className: "row" }, created, el("span", { className: "row" }, copy, revoke)));
     return item;
   }
-  document.getElementById("share-button")?.addEventListener("click", async () => {
-    try {
-      const page = await api("GET", `/shares?conversation_id=${conversationId}`);
-      shareList.replaceChildren(...page.items.map(shareItem));
-    } catch (error) {
-      toast(error.message, { error: true });
-    }
+  // The listing in flight: a link made while it is on its way is added after it lands
+  // (else a list read before the link existed would draw over it).
+  let listing = Promise.resolve();
+  document.getElementById("share-button")?.addEventListener("click", () => {
+    listing = api("GET", `/shares?conversation_id=${conversationId}`)
+      .then((page) => shareList.replaceChildren(...page.items.map(shareItem)))
+      .catch((error) => toast(error.message, { error: true }));
   });
   document.getElementById("share-create")?.addEventListener("click", (event) => {
     headerAction(event.currentTarget, async () => {
       const share = await api("POST", `/conversations/${conversationId}/shares`);
-      shareList.prepend(shareItem(share));
+      await listing;
+      if (!shareList.querySelector(`li[data-id="${share.id}"]`)) shareList.prepend(shareItem(share));
       try { await copyText(share.url); toast(_("Link created and copied.")); }
       catch { toast(_("Link created.")); }
     });

@@ -11,6 +11,7 @@ from playwright.sync_api import expect
 
 from conversations import services
 from conversations.models import Conversation, Message
+from conversations.shares import create_share
 from tests.support import seed
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -164,6 +165,29 @@ def test_share_dialog_buttons_are_wider_than_tall_and_the_link_reads_whole(new_c
         # The whole link shows, wrapped if need be: nothing cut off or scrolled away.
         assert link.evaluate("(a) => a.scrollWidth <= a.clientWidth + 1"), viewport
         assert link.bounding_box()["x"] + link.bounding_box()["width"] <= viewport["width"]
+
+
+def test_a_link_made_while_the_list_is_on_its_way_stays_listed(new_context, alice):
+    conversation = services.create_conversation(user=alice, title="Shared")
+    seed.add_message(conversation_id=conversation.id, role=Message.Role.USER, content="hello")
+    create_share(user=alice, conversation_id=conversation.id)
+    page = new_context(alice).new_page()
+    # The listing is read before the new link exists and lands after it is made.
+    held = []
+    page.route("**/api/v1/shares?*", lambda route: held.append((route, route.fetch())))
+    page.goto(f"/conversations/{conversation.id}/")
+    _ready(page)
+    page.locator("#conv-menu summary").click()
+    page.locator("#share-button").click()
+    while not held:  # the listing is fetched, and held back
+        page.wait_for_timeout(20)
+    with page.expect_response(lambda r: r.request.method == "POST" and "/shares" in r.url):
+        page.locator("#share-create").click()
+    assert len(held) == 1
+    route, response = held[0]
+    assert len(response.json()["items"]) == 1  # read before the new link existed
+    route.fulfill(response=response)
+    expect(page.locator("#share-list li")).to_have_count(2)
 
 
 def test_an_attached_image_previews_without_a_console_error(new_context, alice):
