@@ -114,17 +114,18 @@ def as_branch_memory(values: dict[str, Any], up_to: str | None = None) -> Branch
 
 
 async def start_after(
-    saver: BaseCheckpointSaver, thread_id: str, message_id: str
+    saver: BaseCheckpointSaver, thread_id: str, message_id: str, *, detached: bool = False
 ) -> MemoryStart | None:
     """Return where a turn whose memory ends with `message_id` starts, from the latest
     checkpoint: itself when it ends there, its memory cut after the message when it holds
     it (its summaries fold only messages older than its window, all on the message's
-    branch); None when it does not hold the message (the caller rebuilds it)."""
+    branch); None when it does not hold the message (the caller rebuilds it). `detached`:
+    always the memory itself (for a turn written to another thread)."""
     checkpoint_id, values = await latest(saver, thread_id)
     ids = [m.id for m in values.get("messages", [])]
     if not ids or message_id not in ids:
         return None
-    if ids[-1] == message_id:
+    if ids[-1] == message_id and not detached:
         return MemoryStart(checkpoint_id)
     return MemoryStart(EMPTY_CHECKPOINT_ID, as_branch_memory(values, message_id))
 

@@ -88,18 +88,21 @@ def conversation_deleted(conversation_id: Any) -> ConversationDeletedFrame:
 
 
 def generation_started(
-    *, run_id: Any, reply_to: Any, continues: Message | None = None
+    *, run_id: Any, reply_to: Any, continues: Message | None = None, model: str | None = None
 ) -> GenerationStartedFrame:
     """A reply began; `run_id` is also the id its stored message will have.
 
     A continue names the cut-off reply it goes on from: its text is the start of the new
-    reply, and the first `token` index is that text's length.
+    reply, and the first `token` index is that text's length. A reply asked of a model
+    other than the conversation's (side by side, a regenerate with a model) names it.
     """
     frame: GenerationStartedFrame = {
         "type": "generation.started",
         "run_id": str(run_id),
         "reply_to": str(reply_to),
     }
+    if model:
+        frame["model"] = model
     if continues is not None:
         frame["continues"] = str(continues.pk)
         frame["text_offset"] = len(continues.content)
@@ -149,14 +152,14 @@ def generation_finished(message: Message, *, usage: Usage | None) -> GenerationF
 
 def sync_state(
     messages: Iterable[Message],
-    generation: Generation | None,
+    generations: list[Generation],
     current_message_id: Any,
     *,
     has_more: bool = False,
 ) -> SyncStateFrame:
     """The answer to `sync`: stored messages after the cursor (every branch, oldest first,
-    at most SYNC_PAGE_BYTES of them: `has_more` says others follow), the reply in
-    progress and the current branch's leaf."""
+    at most SYNC_PAGE_BYTES of them: `has_more` says others follow), the replies in
+    progress (two side by side; `generation` is the first) and the current branch's leaf."""
     page: list[dict[str, Any]] = []
     size = 0
     for message in messages:
@@ -169,7 +172,8 @@ def sync_state(
     return {
         "type": "sync.state",
         "messages": page,
-        "generation": generation,
+        "generation": generations[0] if generations else None,
+        "generations": generations,
         "current_message_id": str(current_message_id) if current_message_id else None,
         "has_more": has_more,
     }

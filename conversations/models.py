@@ -287,9 +287,10 @@ class MessageFeedback(models.Model):
 class ReplyRun(models.Model):
     """One reply being written: claimed, streamed, stored, announced, by one orchestrator.
 
-    Its id is the stored reply's id and the trace id of every log line about it. At most
-    one run per conversation is `running` (a partial unique index), across processes;
-    `heartbeat_at` tells the others the owner process is alive.
+    Its id is the stored reply's id and the trace id of every log line about it. One ask
+    runs at a time in a conversation: one run, or a pair answering the same message side
+    by side (lanes 0 and 1; a partial unique index keeps one running run per lane, across
+    processes). `heartbeat_at` tells the others the owner process is alive.
     """
 
     class Status(models.TextChoices):
@@ -309,15 +310,16 @@ class ReplyRun(models.Model):
     # Tokens held against its owner's monthly budget while it runs (0 without a budget):
     # counted by every other claim until the reply is stored with its real usage.
     reserved_tokens = models.PositiveIntegerField(default=0)
+    lane = models.PositiveSmallIntegerField(default=0)  # 1: the second of a side-by-side pair
     started_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["conversation"],
+                fields=["conversation", "lane"],
                 condition=Q(status="running"),
-                name="reply_run_one_running_per_conversation",
+                name="reply_run_one_running_per_lane",
             )
         ]
         indexes = [

@@ -45,6 +45,12 @@ def _distinct(values: list[uuid.UUID]) -> list[uuid.UUID]:
     return values
 
 
+def _a_pair(values: list[str]) -> list[str]:
+    if values and (len(values) != 2 or len(set(values)) != 2 or not all(values)):
+        raise ValueError("must name two different models, or none")
+    return values
+
+
 Title = one_line(max_length=TITLE_MAX_LENGTH)
 ProjectName = one_line(max_length=PROJECT_NAME_MAX_LENGTH, min_length=1)
 Description = Annotated[Text, Field(max_length=DESCRIPTION_MAX_LENGTH)]
@@ -61,6 +67,8 @@ ClientId = Annotated[
 AttachmentIds = Annotated[
     list[uuid.UUID], Field(max_length=MAX_ATTACHMENTS), AfterValidator(_distinct)
 ]
+# Side by side: the two models that answer a message at once (ids GET /models lists).
+SideBySide = Annotated[list[ModelId], Field(max_length=2), AfterValidator(_a_pair)]
 # How a list of conversations may be sorted (the API, the list page, the search selector).
 SortField = Literal["created_at", "updated_at", "last_message_at", "message_count"]
 # Store a message although it holds sensitive information (after a `sensitive` error).
@@ -79,6 +87,9 @@ class MessageIn(Input):
     )
     attachments: AttachmentIds = Field(
         default_factory=list, description="ids of this conversation's uploads"
+    )
+    models: SideBySide = Field(
+        default_factory=list, description="two models answering at once, side by side"
     )
 
 

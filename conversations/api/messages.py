@@ -77,19 +77,15 @@ def list_messages(
     response={200: ReplyOut, 201: ReplyOut, **ERRORS},
 )
 async def send_message(request: HttpRequest, conversation_id: str, payload: MessageSendIn):
-    """Post a user message and wait for the agent's stored reply (also sent to open sockets).
+    """Post a user message and wait for the agent's stored reply (also sent to open sockets);
+    `models: [a, b]`: two replies at once, side by side, siblings answering it.
 
     201 when the message is new; 200 when `client_id` was seen before (nothing new stored).
     """
     started = await replies.start_reply(
         user=request.auth, ask=replies.Ask(message=payload), conversation_id=conversation_id
     )
-    reply = await started.assistant_message()
-    body = {
-        "user_message": message_to_dict(started.user_message),
-        "assistant_message": message_to_dict(reply) if reply is not None else None,
-    }
-    return Status(201 if started.created else 200, body)
+    return Status(201 if started.created else 200, await _replies_json(started))
 
 
 @router.post("/messages/{message_id}/regenerate", response={201: AssistantReplyOut, **ERRORS})
@@ -109,11 +105,7 @@ async def edit_message(request: HttpRequest, message_id: str, payload: EditIn):
     started = await replies.start_reply(
         user=request.auth, ask=replies.Ask("edit", payload, message_id)
     )
-    body = {
-        "user_message": message_to_dict(started.user_message),
-        "assistant_message": await _reply_json(started),
-    }
-    return Status(201 if started.created else 200, body)
+    return Status(201 if started.created else 200, await _replies_json(started))
 
 
 @router.post("/messages/{message_id}/continue", response={201: AssistantReplyOut, **ERRORS})
@@ -122,6 +114,16 @@ async def continue_message(request: HttpRequest, message_id: str):
     ask = replies.Ask.continue_from(message_id)
     started = await replies.start_reply(user=request.auth, ask=ask)
     return Status(201, {"assistant_message": await _reply_json(started)})
+
+
+async def _replies_json(started: replies.StartedReply) -> dict:
+    """The user's message and the stored replies (two, side by side)."""
+    stored = [message_to_dict(m) for m in await started.assistant_messages() if m is not None]
+    return {
+        "user_message": message_to_dict(started.user_message),
+        "assistant_message": stored[0] if stored else None,
+        "assistant_messages": stored,
+    }
 
 
 async def _reply_json(started: replies.StartedReply) -> dict | None:

@@ -161,6 +161,8 @@ class MessagePage(Schema):
 class ReplyOut(Schema):
     user_message: MessageOut
     assistant_message: MessageOut | None
+    # Every stored reply: the one above, or both of a side-by-side pair (by model).
+    assistant_messages: list[MessageOut] = []
 
 
 class AssistantReplyOut(Schema):

@@ -29,10 +29,19 @@ class Coalescer:
     """
 
     def __init__(
-        self, *, run_id: str, reply_to: str, post: Post, token: TokenBuilder, prefix: str = ""
+        self,
+        *,
+        run_id: str,
+        reply_to: str,
+        post: Post,
+        token: TokenBuilder,
+        prefix: str = "",
+        lane: int = 0,
+        model: str = "",
     ) -> None:
         self.run_id = run_id
         self.reply_to = reply_to
+        self.lane, self.model = lane, model  # side by side: for the progress record
         self._post = post
         self._token = token
         # Everything posted so far; a continue starts with the cut-off reply's text, so
@@ -67,7 +76,9 @@ class Coalescer:
         self.text_bytes += len(text.encode())
         self.chunks += 1
         self._in_flight += 1
-        append = Append(self.run_id, self.reply_to, text, self.text, self.text_bytes)
+        append = Append(
+            self.run_id, self.reply_to, text, self.text, self.text_bytes, self.lane, self.model
+        )
         self._post(frame, append, self._sent)
 
     def _sent(self) -> None:

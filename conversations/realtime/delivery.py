@@ -43,11 +43,13 @@ class Delivery:
 
     sockets: dict[str, set[Any]]
     runs: dict[str, Any]
+    run: Callable[[Any, Any], Any]
 
     def _init_delivery(self) -> None:
         self.positions = Positions()
-        # conversation → the run between its generation.started and .finished in the queue
-        self._active: dict[str, str] = {}
+        # conversation → the runs between their generation.started and .finished in the
+        # queue (one, or a side-by-side pair) → what their generation.started said
+        self._active: dict[str, dict[str, dict[str, Any]]] = {}
         # conversation → run → its stored message, for runs that ended in the queue
         self._finished: dict[str, dict[str, dict[str, Any]]] = {}
 
@@ -67,7 +69,8 @@ class Delivery:
                 await self._send_sync(key, frame, sock)
         else:
             if kind == "generation.started":
-                self._active[key] = frame["run_id"]
+                started = {k: frame[k] for k in ("reply_to", "model") if k in frame}
+                self._active.setdefault(key, {})[frame["run_id"]] = started
                 for sock in targets:
                     self.positions.set(sock, frame["run_id"], frame.get("text_offset", 0))
             elif kind in ("message.created", "generation.finished"):
@@ -101,48 +104,59 @@ class Delivery:
             self.positions.set(sock, run_id, index + len(text))
 
     async def _send_sync(self, key: str, frame: dict[str, Any], sock: Any) -> None:
-        """Send a `sync.state` as of its place in the queue, and set the socket's position."""
-        generation = frame["generation"]
+        """Send a `sync.state` as of its place in the queue, and set the socket's positions
+        in the replies in progress (one, or a side-by-side pair)."""
         messages = frame["messages"]
         ended = self._finished.get(key, {})
-        if generation is not None and generation["run_id"] in ended:
-            # The run ended in the queue after the snapshot was read: it is a message now.
-            # (With more pages to come it is among them: the client asks after this one.)
-            stored = ended[generation["run_id"]]
-            if not frame["has_more"] and all(m["id"] != stored["id"] for m in messages):
+        generations: list[dict[str, Any]] = []
+        for generation in frame["generations"]:
+            stored = ended.get(generation["run_id"])
+            if stored is None:
+                generations.append(generation)
+            elif not frame["has_more"] and all(m["id"] != stored["id"] for m in messages):
+                # The run ended in the queue after the snapshot was read: it is a message
+                # now. (With more pages to come it is among them: the client asks after
+                # this one.)
                 messages = [*messages, stored]
-            generation = None
-        elif (
-            generation is None
-            and (active := self._active.get(key)) is not None
-            and all(m["id"] != active for m in messages)
-        ):
+        listed = {g["run_id"] for g in generations} | {m["id"] for m in messages}
+        for active, started in list(self._active.get(key, {}).items()):
+            if active in listed:
+                continue
             # A run started in the queue after the snapshot was read (and is not stored).
             text = await self._run_text(key, active)
             if text is None:  # its end never came through (frames lost in an outage)
-                del self._active[key]
+                self._forget_active(key, active)
             else:
-                generation = {"run_id": active, "text": text}
-        text = generation["text"] if generation is not None else ""
-        held = self.positions.get(sock, generation["run_id"]) if generation else None
-        if generation is not None and held is not None and held > len(text):
-            # The snapshot was read before chunks this socket has been sent since (another
-            # process's, arriving while it was built: the unasked one after a Redis
-            # restart): never move a socket back, or the text it holds is sent twice.
-            text = await self._run_text(key, generation["run_id"], held) or text
-        head = text[:TOKEN_FRAME_CHARS]
-        shown = None
-        if generation is not None:
-            shown = {"run_id": generation["run_id"], "text": head}
+                generations.append({"run_id": active, "text": text, **started})
+        shown: list[dict[str, Any]] = []
+        texts: list[str] = []
+        for generation in generations:
+            run_id, text = generation["run_id"], generation["text"]
+            held = self.positions.get(sock, run_id)
+            if held is not None and held > len(text):
+                # The snapshot was read before chunks this socket has been sent since
+                # (another process's, arriving while it was built: the unasked one after a
+                # Redis restart): never move a socket back, or its text is sent twice.
+                text = await self._run_text(key, run_id, held) or text
             # Its beginning, within a frame's size: a client shows what comes after as it
             # arrives, and the stored reply holds the whole.
-            shown["reasoning"] = generation.get("reasoning", "")[:REASONING_SYNC_CHARS]
-        state = {**frame, "messages": messages, "generation": shown}
+            head = {k: generation[k] for k in ("reply_to", "model") if k in generation}
+            head.update(run_id=run_id, text=text[:TOKEN_FRAME_CHARS])
+            head["reasoning"] = generation.get("reasoning", "")[:REASONING_SYNC_CHARS]
+            shown.append(head)
+            texts.append(text)
+        state = {
+            **frame,
+            "messages": messages,
+            "generation": shown[0] if shown else None,
+            "generations": shown,
+        }
         await self._to_socket(sock, dumps(state), "sync.state")
-        if generation is not None:
-            if len(text) > len(head):
-                await self._send_text(sock, generation["run_id"], len(head), text[len(head) :])
-            self.positions.set(sock, generation["run_id"], len(text))
+        for head, text in zip(shown, texts, strict=True):
+            sent = len(head["text"])
+            if len(text) > sent:
+                await self._send_text(sock, head["run_id"], sent, text[sent:])
+            self.positions.set(sock, head["run_id"], len(text))
 
     async def _complete(self, key: str, frame: dict[str, Any], targets: list[Any]) -> None:
         """Send each socket what it lacks of a reply before the reply is announced."""
@@ -168,12 +182,17 @@ class Delivery:
     def _end_run(self, key: str, frame: dict[str, Any], targets: list[Any]) -> None:
         run_id = frame["run_id"]
         self.positions.end_run(targets, run_id)
-        if self._active.get(key) == run_id:
-            del self._active[key]
+        self._forget_active(key, run_id)
         ended = self._finished.setdefault(key, {})
         ended[run_id] = frame["message"]
         while len(ended) > RECENT_RUNS:
             del ended[next(iter(ended))]
+
+    def _forget_active(self, key: str, run_id: str) -> None:
+        active = self._active.get(key, {})
+        active.pop(run_id, None)
+        if not active:
+            self._active.pop(key, None)
 
     async def _send_text(self, sock: Any, run_id: str, index: int, text: str) -> None:
         for start, piece in pieces(index, text):
@@ -189,12 +208,12 @@ class Delivery:
 
     async def _run_text(self, key: str, run_id: str, upto: int = 0) -> str | None:
         """Return a run's whole text so far (at least `upto` characters), or None."""
-        handle = self.runs.get(key)
-        if handle is not None and str(handle.run_id) == run_id:
+        handle = self.run(key, run_id)
+        if handle is not None:
             return handle.text()
         for step in range(GAP_WAIT_STEPS):
-            current = await progress.aget(conversation_id=key)
-            if current is not None and current["run_id"] == run_id and len(current["text"]) >= upto:
+            current = await progress.aget_run(conversation_id=key, run_id=run_id)
+            if current is not None and len(current["text"]) >= upto:
                 return current["text"]
             if step + 1 < GAP_WAIT_STEPS:
                 await asyncio.sleep(0.05)

@@ -112,6 +112,7 @@ class GenerationStartedFrame(TypedDict):
     reply_to: str
     continues: NotRequired[str]  # a continue: the cut-off reply whose text comes first
     text_offset: NotRequired[int]  # …and its length, the first token's index
+    model: NotRequired[str]  # a model other than the conversation's (side by side)
 
 
 class ThinkingFrame(TypedDict):
@@ -177,12 +178,15 @@ class Generation(TypedDict):
     run_id: str
     text: str
     reasoning: NotRequired[str]  # the model's reasoning so far (SPEC "Model servers")
+    reply_to: NotRequired[str]  # the message it answers
+    model: NotRequired[str]  # as generation.started names it
 
 
 class SyncStateFrame(TypedDict):
     type: Literal["sync.state"]
     messages: list[dict[str, Any]]
-    generation: Generation | None
+    generation: Generation | None  # the first of `generations` (older clients read it)
+    generations: list[Generation]  # every reply in progress: one, or a side-by-side pair
     current_message_id: str | None
     # More messages follow: ask again with `after` = the last one's sequence number.
     has_more: bool

@@ -55,6 +55,17 @@ class RunHandle:
     cancel: Callable[[str], None]  # cancel(why): "stop" | "deleted" | "shutdown"
     text: Callable[[], str] = field(default=lambda: "")  # the reply's text so far
     reasoning: Callable[[], str] = field(default=lambda: "")  # the model's reasoning so far
+    reply_to: str = ""  # the message it answers
+    model: str = ""  # the model named for it ("": the conversation's)
+
+    def generation(self) -> dict[str, Any]:
+        """The reply in progress as `sync.state` lists it."""
+        found = {"run_id": str(self.run_id), "text": self.text(), "reasoning": self.reasoning()}
+        if self.reply_to:
+            found["reply_to"] = self.reply_to
+        if self.model:
+            found["model"] = self.model
+        return found
 
 
 @dataclass
@@ -77,7 +88,7 @@ class Hub(Continuity, Delivery, Interprocess, Lists):
         self.shared = self.layer is not None and not isinstance(self.layer, InMemoryChannelLayer)
         self.sockets: dict[str, set[LocalSocket]] = {}
         self.listeners: set[Any] = set()  # list-page sockets opened with a token (watchdog)
-        self.runs: dict[str, RunHandle] = {}
+        self.runs: dict[str, dict[uuid.UUID, RunHandle]] = {}  # conversation → its runs
         self._queues: dict[str, deque[_Item]] = {}
         self._pumps: dict[str, asyncio.Task[None]] = {}
         self._background: set[asyncio.Task[Any]] = set()
@@ -118,7 +129,23 @@ class Hub(Continuity, Delivery, Interprocess, Lists):
 
     def register_run(self, handle: RunHandle) -> None:
         """Register a run so stop requests and deletions find it (subscribe with `watch`)."""
-        self.runs[handle.conversation_id] = handle
+        self.runs.setdefault(handle.conversation_id, {})[handle.run_id] = handle
+
+    def run(self, conversation_id: Any, run_id: Any) -> RunHandle | None:
+        """Return a run of the conversation running here, or None."""
+        found = self.runs.get(str(conversation_id), {})
+        return found.get(run_id if isinstance(run_id, uuid.UUID) else uuid.UUID(str(run_id)))
+
+    def runs_of(self, conversation_id: Any) -> list[RunHandle]:
+        """Return the conversation's runs here (one, or a side-by-side pair, by lane)."""
+        return list(self.runs.get(str(conversation_id), {}).values())
+
+    def cancel_runs(self, conversation_id: Any, why: str) -> bool:
+        """Cancel the conversation's runs here; say whether it had any."""
+        handles = self.runs_of(conversation_id)
+        for handle in handles:
+            handle.cancel(why)
+        return bool(handles)
 
     async def watch(self, conversation_id: Any) -> None:
         """Hear other processes' events (stop, delete) for a conversation."""
@@ -126,17 +153,19 @@ class Hub(Continuity, Delivery, Interprocess, Lists):
 
     async def remove_run(self, handle: RunHandle) -> None:
         """Forget a finished run."""
-        if self.runs.get(handle.conversation_id) is handle:
-            del self.runs[handle.conversation_id]
+        found = self.runs.get(handle.conversation_id, {})
+        if found.get(handle.run_id) is handle:
+            del found[handle.run_id]
+            if not found:
+                del self.runs[handle.conversation_id]
         await self._unsubscribe_if_idle(handle.conversation_id)
 
     async def request_stop(self, conversation_id: Any) -> None:
-        """Stop the conversation's run here, or ask the process that owns it."""
+        """Stop the conversation's runs here, or ask the process that owns them."""
         key = str(conversation_id)
-        handle = self.runs.get(key)
-        if handle is not None:
-            handle.cancel("stop")
-        elif self.shared:
+        if self.cancel_runs(key, "stop"):
+            return
+        if self.shared:
             event = {"type": "chat.stop", "conversation_id": key, "origin": PROCESS_ID}
             try:
                 await self.layer.group_send(conversation_group(key), event)
@@ -216,8 +245,8 @@ class Hub(Continuity, Delivery, Interprocess, Lists):
         frame = item.frame
         frame_type = frame["type"]
         self._track(key, frame)
-        if frame_type == "conversation.deleted" and key in self.runs:
-            self.runs[key].cancel("deleted")
+        if frame_type == "conversation.deleted":
+            self.cancel_runs(key, "deleted")
         members = self.sockets.get(key, set())
         if item.target is not None:
             targets = [item.target] if item.target in members else []
@@ -250,7 +279,7 @@ class Hub(Continuity, Delivery, Interprocess, Lists):
         for task in list(self._background):
             task.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)
-        running = list(self.runs.values())
+        running = [handle for runs in self.runs.values() for handle in runs.values()]
         for handle in running:
             handle.cancel("shutdown")
         if running:  # each run resolves `done` once its reply is stored

@@ -44,6 +44,7 @@ class Interprocess:
     sockets: dict[str, Any]
     lists: dict[str, Any]
     runs: dict[str, Any]
+    cancel_runs: Callable[[Any, str], bool]
     audience: Any
     post: Callable[..., None]
     _post_list: Callable[[str, list[dict[str, Any]]], None]
@@ -206,8 +207,8 @@ class Interprocess:
         if event.get("type") == "chat.frames":
             for frame in event["frames"]:
                 self.post(key, frame, local_only=True)
-        elif event.get("type") == "chat.stop" and key in self.runs:
-            self.runs[key].cancel("stop")
+        elif event.get("type") == "chat.stop":
+            self.cancel_runs(key, "stop")
 
     async def _close_interprocess(self, wait_seconds: float) -> None:
         """Publish what is still queued (waiting `wait_seconds` at most), then stop listening."""

@@ -1,8 +1,9 @@
 """The reply in progress, readable from every process: its run, what it answers, its text.
 
-With Redis: `chat:reply:<conversation>` holds the run as JSON and `chat:reply-text:<run>`
-the text, which the run APPENDs once per chunk as it sends the chunk (the trip and the
-sends go together; the run's next chunk waits for both), so a `sync` on any process sees
+With Redis: `chat:replies:<conversation>` maps each running run (one, or a side-by-side
+pair) to what it answers, and `chat:reply-text:<run>` holds its text, which the run
+APPENDs once per chunk as it sends the chunk (the trip and the sends go together; the
+run's next chunk waits for both), so a `sync` on any process sees
 every chunk a newly joined socket might have missed, but for one still on its way: that
 one the socket is then sent from the run's text (realtime/positions.py fills the gap).
 Without Redis (one process) a dict does the same.
@@ -37,6 +38,8 @@ class ReplyProgress(TypedDict):
     reply_to: str
     text: str
     reasoning: str  # the model's reasoning so far ("" for none)
+    lane: int  # 1: the second reply of a side-by-side pair
+    model: str  # the model named for it ("": the conversation's)
 
 
 @dataclass(frozen=True)
@@ -48,14 +51,17 @@ class Append:
     text: str
     whole: str
     whole_bytes: int  # len(whole.encode()), kept by the caller so no chunk re-encodes it
+    lane: int = 0
+    model: str = ""
 
 
-_local: dict[str, ReplyProgress] = {}
-_local_reasoning: dict[str, str] = {}  # run id → reasoning so far (one process, no Redis)
+# Without Redis: conversation → run → its progress; run → its reasoning so far.
+_local: dict[str, dict[str, ReplyProgress]] = {}
+_local_reasoning: dict[str, str] = {}
 
 
-def _run_key(conversation_id: Any) -> str:
-    return f"chat:reply:{conversation_id}"
+def _runs_key(conversation_id: Any) -> str:
+    return f"chat:replies:{conversation_id}"  # a hash: run id → what it answers
 
 
 def _text_key(run_id: Any) -> str:
@@ -66,28 +72,41 @@ def _reasoning_key(run_id: Any) -> str:
     return f"chat:reply-reasoning:{run_id}"
 
 
-async def _write(conversation_id: Any, run_id: str, reply_to: str, text: str) -> None:
+async def _write(conversation_id: Any, append: Append) -> None:
+    """Record run `append.run_id` with its whole text so far."""
     client = get_redis()
     if client is None:
-        _local[str(conversation_id)] = {
-            "run_id": run_id,
-            "reply_to": reply_to,
-            "text": text,
+        _local.setdefault(str(conversation_id), {})[append.run_id] = {
+            "run_id": append.run_id,
+            "reply_to": append.reply_to,
+            "text": append.whole,
             "reasoning": "",
+            "lane": append.lane,
+            "model": append.model,
         }
         return
-    meta = json.dumps({"run_id": run_id, "reply_to": reply_to})
+    meta = json.dumps({"reply_to": append.reply_to, "lane": append.lane, "model": append.model})
     async with client.pipeline(transaction=True) as pipe:
-        pipe.set(_run_key(conversation_id), meta, ex=KEY_TTL_SECONDS)
-        pipe.set(_text_key(run_id), text, ex=KEY_TTL_SECONDS)
+        pipe.hset(_runs_key(conversation_id), append.run_id, meta)
+        pipe.expire(_runs_key(conversation_id), KEY_TTL_SECONDS)
+        pipe.set(_text_key(append.run_id), append.whole, ex=KEY_TTL_SECONDS)
         await pipe.execute()
 
 
-async def astart(*, conversation_id: Any, run_id: Any, reply_to: Any, text: str = "") -> None:
+async def astart(
+    *,
+    conversation_id: Any,
+    run_id: Any,
+    reply_to: Any,
+    text: str = "",
+    lane: int = 0,
+    model: str = "",
+) -> None:
     """Record that `run_id` is replying to message `reply_to`, with `text` so far (a
-    continue starts with the cut-off reply's text)."""
+    continue starts with the cut-off reply's text); `lane` and `model` side by side."""
+    start = Append(str(run_id), str(reply_to), "", text, len(text.encode()), lane, model or "")
     try:
-        await _write(conversation_id, str(run_id), str(reply_to), text)
+        await _write(conversation_id, start)
     except RedisError as exc:
         logger.warning("reply progress of %s not recorded: %s", run_id, exc)
 
@@ -112,8 +131,8 @@ def append_soon(*, conversation_id: Any, append: Append) -> asyncio.Future[None]
     batch = _batches.get(loop)  # a loop has one only with Redis (asked once, not per chunk)
     if batch is None:
         if get_redis() is None:
-            current = _local.get(str(conversation_id))
-            if current is not None and current["run_id"] == append.run_id:
+            current = _local.get(str(conversation_id), {}).get(append.run_id)
+            if current is not None:
                 current["text"] += append.text
             return None
         batch = _batches[loop] = _AppendBatch(loop)
@@ -197,7 +216,7 @@ async def _append_all(items: list[tuple[str, Append]]) -> None:
     lengths = await script(keys=keys, args=[append.text for _, append in items])
     for (conversation_id, append), length in zip(items, lengths, strict=True):
         if length != append.whole_bytes:
-            await _write(conversation_id, append.run_id, append.reply_to, append.whole)
+            await _write(conversation_id, append)
 
 
 _batches: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _AppendBatch]
@@ -224,62 +243,73 @@ async def aappend_reasoning(*, run_id: Any, text: str) -> None:
         logger.warning("reasoning of %s not recorded: %s", run_id, exc)
 
 
-async def atouch(*, runs: dict[str, Any]) -> None:
-    """Keep live runs' keys from expiring (`runs`: conversation id → run id), in one trip."""
+async def atouch(*, runs: list[tuple[str, Any]]) -> None:
+    """Keep live runs' keys from expiring (`runs`: (conversation id, run id)), in one trip."""
     client = get_redis()
     if client is None or not runs:
         return
     try:
         async with client.pipeline(transaction=False) as pipe:
-            for conversation_id, run_id in runs.items():
-                pipe.expire(_run_key(conversation_id), KEY_TTL_SECONDS)
+            for conversation_id, run_id in runs:
+                pipe.expire(_runs_key(conversation_id), KEY_TTL_SECONDS)
                 pipe.expire(_text_key(run_id), KEY_TTL_SECONDS)
             await pipe.execute()
     except RedisError as exc:
         logger.warning("reply progress of %d run(s) not refreshed: %s", len(runs), exc)
 
 
-async def aget(*, conversation_id: Any) -> ReplyProgress | None:
-    """Return the reply in progress of a conversation, or None (also when Redis is down)."""
+async def aget(*, conversation_id: Any) -> list[ReplyProgress]:
+    """Return the replies in progress of a conversation by lane (none when Redis is down)."""
     client = get_redis()
     if client is None:
-        current = _local.get(str(conversation_id))
-        if not current:
-            return None
-        return {**current, "reasoning": _local_reasoning.get(current["run_id"], "")}
+        found = [
+            {**current, "reasoning": _local_reasoning.get(run_id, "")}
+            for run_id, current in _local.get(str(conversation_id), {}).items()
+        ]
+        return sorted(found, key=lambda p: p["lane"])  # type: ignore[return-value]
     try:
-        raw = await client.get(_run_key(conversation_id))
-        if not raw:
-            return None
-        meta = json.loads(raw)
-        text, reasoning = await client.mget(
-            [_text_key(meta["run_id"]), _reasoning_key(meta["run_id"])]
-        )
+        runs = await client.hgetall(_runs_key(conversation_id))
+        if not runs:
+            return []
+        keys = [key for run_id in runs for key in (_text_key(run_id), _reasoning_key(run_id))]
+        values = await client.mget(keys)
     except RedisError as exc:
         logger.warning("reply progress of %s unreadable: %s", conversation_id, exc)
-        return None
-    return {
-        "run_id": meta["run_id"],
-        "reply_to": meta["reply_to"],
-        "text": text or "",
-        "reasoning": reasoning or "",
-    }
+        return []
+    found: list[ReplyProgress] = []
+    for n, (run_id, raw) in enumerate(runs.items()):
+        meta = json.loads(raw)
+        found.append(
+            {
+                "run_id": run_id,
+                "reply_to": meta["reply_to"],
+                "text": values[2 * n] or "",
+                "reasoning": values[2 * n + 1] or "",
+                "lane": int(meta.get("lane", 0)),
+                "model": meta.get("model", ""),
+            }
+        )
+    return sorted(found, key=lambda p: p["lane"])
+
+
+async def aget_run(*, conversation_id: Any, run_id: Any) -> ReplyProgress | None:
+    """Return one reply in progress of a conversation, or None."""
+    found = await aget(conversation_id=conversation_id)
+    return next((p for p in found if p["run_id"] == str(run_id)), None)
 
 
 async def aclear(*, conversation_id: Any, run_id: Any) -> None:
-    """Forget a finished run (only if it is still the conversation's current one)."""
+    """Forget a finished run."""
     client = get_redis()
     if client is None:
-        current = _local.get(str(conversation_id))
-        if current is not None and current["run_id"] == str(run_id):
+        _local.get(str(conversation_id), {}).pop(str(run_id), None)
+        if not _local.get(str(conversation_id), True):
             del _local[str(conversation_id)]
         _local_reasoning.pop(str(run_id), None)
         return
     try:
-        raw = await client.get(_run_key(conversation_id))
         async with client.pipeline(transaction=True) as pipe:
-            if raw and json.loads(raw).get("run_id") == str(run_id):
-                pipe.delete(_run_key(conversation_id))
+            pipe.hdel(_runs_key(conversation_id), str(run_id))
             pipe.delete(_text_key(run_id), _reasoning_key(run_id))
             await pipe.execute()
     except RedisError as exc:  # the keys expire on their own

@@ -80,6 +80,11 @@ class Ask:
     def attachments(self) -> list[Any]:
         return self.message.attachments if self.message else []
 
+    @property
+    def models(self) -> tuple[str, ...]:
+        """Side by side: the two models answering the message (none: one reply)."""
+        return tuple(self.message.models) if self.message else ()
+
 
 def _message(content: str, fields: dict[str, Any]) -> MessageIn:
     """Validate words given in code (a terminal line) as the API validates a body."""

@@ -2,8 +2,9 @@
 
 Every websocket `message.send`, API `POST …/messages` and chat command goes through
 `start_reply`, which claims the conversation's one reply slot and hands the claim to a
-`ReplyRunner`. The run is a task owned by the process, not by the socket that asked: it
-keeps running when that socket closes. However it ends (finished, stopped, failed, the
+`ReplyRunner` (two side by side: a pair of runs answering one message, a model each).
+The run is a task owned by the process, not by the socket that asked: it keeps running
+when that socket closes. However it ends (finished, stopped, failed, the
 process shutting down) `ReplyRunner._finish` stores the reply and frees the slot in one
 transaction, then announces it once. Nothing else stores or announces a reply.
 """
@@ -40,7 +41,7 @@ logger = logging.getLogger(__name__)
 _aaccess_conversation = db_async(access_conversation, close_serial=False)
 _aclaim_reply = db_async(store.claim_reply, close_serial=False)
 _aclaim_first_reply = db_async(store.claim_first_reply, close_serial=False)
-_arunning_run = db_async(store.running_run)
+_arunning_runs = db_async(store.running_runs)
 _aconversation_of_message = db_async(store.conversation_of_message, close_serial=False)
 
 
@@ -53,6 +54,8 @@ class StartedReply:
     created: bool  # False: the client_id was seen before; nothing new was stored
     _done: asyncio.Future[Message | None] = field(repr=False)
     conversation: Conversation | None = None  # as the claim left it (counters, title)
+    # Side by side: the second model's reply (lane 1).
+    _partner_done: asyncio.Future[Message | None] | None = field(default=None, repr=False)
 
     def assistant_message(self) -> Awaitable[Message | None]:
         """Wait for the stored reply (cancelling the wait leaves the reply running).
@@ -60,6 +63,11 @@ class StartedReply:
         Raises NotFound if the conversation was deleted while the reply ran.
         """
         return asyncio.shield(self._done)
+
+    async def assistant_messages(self) -> list[Message | None]:
+        """Wait for every stored reply: one, or both of a side-by-side pair (by lane)."""
+        waits = [self._done] if self._partner_done is None else [self._done, self._partner_done]
+        return list(await asyncio.shield(asyncio.gather(*waits)))
 
 
 async def start_reply(
@@ -93,8 +101,9 @@ async def start_reply(
     if new_conversation is not None and ask.kind != "send":
         raise Invalid(_("A new conversation starts with a message sent."))
     sensitive_kinds = check_message(ask)
-    if ask.model:
-        await acheck_model(ask.model)
+    for model in (ask.model, *ask.models):
+        if model:
+            await acheck_model(model)
     await acheck_rate(user_id=user.pk)
     if conversation_id is None and new_conversation is None:
         conversation_id = await _aconversation_of_message(user=user, message_id=ask.message_id)
@@ -121,10 +130,21 @@ async def start_reply(
             claimed = await claim()
         if not claimed.created:
             return _repeated(hub, claimed)
-        run = ReplyRunner(hub, claimed, on_error, model=ask.model)
+        models = ask.models or (ask.model,)
+        run = ReplyRunner(hub, claimed, on_error, model=models[0])
+        partner = None
+        if claimed.partner is not None:  # side by side: both begin before either streams
+            partner = ReplyRunner(hub, claimed, on_error, model=models[1], run=claimed.partner)
         run.begin()
+        if partner is not None:
+            partner.begin()
         return StartedReply(
-            claimed.user_message, run.run_id, True, run.done, conversation=claimed.conversation
+            claimed.user_message,
+            run.run_id,
+            True,
+            run.done,
+            conversation=claimed.conversation,
+            _partner_done=partner.done if partner is not None else None,
         )
 
     # Shielded: a caller that goes away (an HTTP client disconnecting) must not leave a
@@ -133,27 +153,34 @@ async def start_reply(
 
 
 def _repeated(hub: Hub, claimed: store.Claim) -> StartedReply:
-    handle = hub.runs.get(str(claimed.conversation.pk))
+    """A send seen before: its reply (and its partner's), waited for if it runs here."""
+    key = str(claimed.conversation.pk)
+    handle = hub.run(key, claimed.run.pk) if claimed.run is not None else None
+    partner = hub.run(key, claimed.partner.pk) if claimed.partner is not None else None
     running = claimed.run is not None and claimed.run.status == ReplyRun.Status.RUNNING
-    if running and handle is not None and handle.run_id == claimed.run.pk:
-        return StartedReply(claimed.user_message, handle.run_id, False, handle.done)
+    if running and handle is not None:
+        partner_done = partner.done if partner is not None else None
+        return StartedReply(
+            claimed.user_message, handle.run_id, False, handle.done, None, partner_done
+        )
     done: asyncio.Future[Message | None] = hub.loop.create_future()
     done.set_result(claimed.reply)
     return StartedReply(claimed.user_message, None, False, done)
 
 
 async def stop_reply(*, user: Any, conversation_id: Any) -> bool:
-    """Stop the conversation's running reply wherever it runs; say whether one was running.
+    """Stop the conversation's running reply (both, side by side) wherever it runs; say
+    whether one was running.
 
     The run stores its partial text with finish_reason "stopped". Raises NotFound.
     """
     conversation = await _aaccess_conversation(user=user, conversation_id=conversation_id)
-    run = await _arunning_run(conversation_id=conversation.pk)
-    if run is None:
+    runs = await _arunning_runs(conversation_id=conversation.pk)
+    if not runs:
         return False
-    if await arecover_stale_run(run):
-        return True
-    await get_hub().request_stop(conversation.pk)
+    recovered = [await arecover_stale_run(run) for run in runs]
+    if not all(recovered):
+        await get_hub().request_stop(conversation.pk)
     return True
 
 

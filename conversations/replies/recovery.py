@@ -30,6 +30,7 @@ PROGRESS_WAIT_STEPS = 20  # × 0.1 s
 
 _afinish_stale_run = db_async(store.finish_stale_run)
 _arunning_run = db_async(store.running_run)
+_arunning_runs = db_async(store.running_runs)
 _aload_sync = db_async(store.load_sync)
 
 
@@ -54,41 +55,46 @@ def announce_reply(finished: store.Finished, *, usage: Usage | None) -> None:
 
 
 async def build_sync_state(*, conversation_id: Any, after: int) -> SyncStateFrame:
-    """Return the messages after sequence number `after` and the reply in progress.
+    """Return the messages after sequence number `after` and the replies in progress.
 
     No access check: for callers that did it (`sync`) or that act for the process.
     """
     key = str(conversation_id)
     # Read the progress before the rows: a reply stored in between is then in the rows.
-    handle = get_hub().runs.get(key)
-    if handle is not None:  # ours: the text is right here, Redis or not
-        current: Generation | None = {
-            "run_id": str(handle.run_id),
-            "text": handle.text(),
-            "reasoning": handle.reasoning(),
-        }
+    handles = get_hub().runs_of(key)
+    current: list[Generation]
+    if handles:  # ours: the text is right here, Redis or not
+        current = [handle.generation() for handle in handles]
     else:
         found = await progress.aget(conversation_id=key)
-        if found is None and await _arunning_run(conversation_id=key) is not None:
+        if not found and await _arunning_run(conversation_id=key) is not None:
             # Running elsewhere but no record (Redis just restarted): its process writes
             # the whole text again with its next chunk, within moments.
             for _ in range(PROGRESS_WAIT_STEPS):
                 await asyncio.sleep(0.1)
-                if (found := await progress.aget(conversation_id=key)) is not None:
+                if found := await progress.aget(conversation_id=key):
                     break
-        current = (
-            {"run_id": found["run_id"], "text": found["text"], "reasoning": found["reasoning"]}
-            if found
-            else None
-        )
-    run_id = current["run_id"] if current else None
-    rows = await _aload_sync(conversation_id=key, after=after, run_id=run_id)
+        current = [_generation(p) for p in found]
+    run_ids = [g["run_id"] for g in current]
+    rows = await _aload_sync(conversation_id=key, after=after, run_ids=run_ids)
     return events.sync_state(
         rows.messages,
-        None if rows.stored else current,
+        [g for g in current if g["run_id"] not in rows.stored],
         rows.current_message_id,
         has_more=rows.has_more,
     )
+
+
+def _generation(found: progress.ReplyProgress) -> Generation:
+    generation: Generation = {
+        "run_id": found["run_id"],
+        "text": found["text"],
+        "reasoning": found["reasoning"],
+        "reply_to": found["reply_to"],
+    }
+    if found["model"]:
+        generation["model"] = found["model"]
+    return generation
 
 
 def stale_before() -> datetime:
@@ -97,19 +103,19 @@ def stale_before() -> datetime:
 
 
 async def arecover_if_stale(conversation_id: Any) -> bool:
-    """Finish the conversation's run if its process died; say whether one was."""
-    run = await _arunning_run(conversation_id=conversation_id)
-    return run is not None and await arecover_stale_run(run)
+    """Finish the conversation's runs if their process died; say whether one was."""
+    runs = await _arunning_runs(conversation_id=conversation_id)
+    return any([await arecover_stale_run(run) for run in runs])
 
 
 async def arecover_stale_run(run: ReplyRun) -> bool:
     """Store a run whose heartbeat lapsed as `interrupted` and announce it; say if it was."""
     key = str(run.conversation_id)
     limit = stale_before()
-    if key in get_hub().runs or run.heartbeat_at >= limit:
+    if get_hub().run(key, run.pk) is not None or run.heartbeat_at >= limit:
         return False  # alive (here, or its process still beats)
-    current = await progress.aget(conversation_id=key)
-    text = current["text"] if current and current["run_id"] == str(run.pk) else ""
+    current = await progress.aget_run(conversation_id=key, run_id=run.pk)
+    text = current["text"] if current else ""
     finished = await _afinish_stale_run(run=run, stale_before=limit, content=text)
     if finished is None:
         return False

@@ -25,7 +25,7 @@ from core.errors import NotFound
 from core.outages import is_database_error
 
 from .. import events
-from ..models import Message
+from ..models import Message, ReplyRun
 from ..realtime import progress
 from ..realtime.coalescer import Coalescer
 from ..realtime.frames import ErrorFrame
@@ -51,14 +51,17 @@ class ReplyRunner:
         on_error: ErrorCallback | None,
         *,
         model: str | None = None,
+        run: ReplyRun | None = None,
     ) -> None:
-        assert claimed.run is not None
-        self.model = model
+        run = run or claimed.run
+        assert run is not None
+        self.model = model or None
+        self.lane = run.lane  # 1: the second model of a side-by-side pair
         self.hub = hub
         self.conversation = claimed.conversation
         self.question = claimed.user_message
         self.claimed = claimed
-        self.run_id: uuid.UUID = claimed.run.pk
+        self.run_id: uuid.UUID = run.pk
         self.key = str(self.conversation.pk)
         self.on_error = on_error
         self.done: asyncio.Future[Message | None] = hub.loop.create_future()
@@ -68,6 +71,8 @@ class ReplyRunner:
             post=self._post,
             token=events.token,
             prefix=claimed.continues.content if claimed.continues is not None else "",
+            lane=self.lane,
+            model=self.model or "",
         )
         # The model's reasoning: numbered as the text is, paced the same way, never part
         # of the reply's text (SPEC "Model servers as they are").
@@ -84,6 +89,8 @@ class ReplyRunner:
             self.cancel,
             lambda: self.coalescer.text,
             lambda: self.reasoning.text,
+            str(self.question.pk),
+            self.model or "",
         )
         self.turn: Turn | None = None
         self.why: CancelWhy | None = None
@@ -112,13 +119,14 @@ class ReplyRunner:
     def begin(self) -> None:
         """Announce the user's message, register the run and start its task (no await:
         from the claim on, a stop or a delete in this process always finds the run)."""
-        if self.claimed.continues is None and self.claimed.user_message.run_id == self.run_id:
-            events.publish(events.message_created(self.question), conversation_id=self.key)
-        events.publish(
-            events.conversation_updated(self.conversation),
-            conversation_id=self.key,
-            user_id=self.conversation.created_by_id,
-        )
+        if self.lane == 0:  # a side-by-side pair announces its question once
+            if self.claimed.continues is None and self.question.run_id == self.run_id:
+                events.publish(events.message_created(self.question), conversation_id=self.key)
+            events.publish(
+                events.conversation_updated(self.conversation),
+                conversation_id=self.key,
+                user_id=self.conversation.created_by_id,
+            )
         self.hub.register_run(self.handle)
         self.task = self.hub.loop.create_task(self._run(), name=f"reply-{self.run_id}")
 
@@ -156,11 +164,16 @@ class ReplyRunner:
                 run_id=self.run_id,
                 reply_to=self.question.pk,
                 text=self.coalescer.text,
+                lane=self.lane,
+                model=self.model or "",
             )
             await self.hub.watch(self.key)
             self.coalescer.post(
                 events.generation_started(
-                    run_id=self.run_id, reply_to=self.question.pk, continues=self.claimed.continues
+                    run_id=self.run_id,
+                    reply_to=self.question.pk,
+                    continues=self.claimed.continues,
+                    model=self.model,
                 )
             )
             self.turn = await turns.astart_turn(
@@ -170,6 +183,7 @@ class ReplyRunner:
                 resume_after=self.claimed.resume_after,
                 continues=self.claimed.continues,
                 model=self.model,
+                side_thread=self.lane > 0,
             )
             if self.deleted:
                 self.turn.discard()
@@ -230,7 +244,8 @@ class ReplyRunner:
                 )
             if result is not None and result.stored_now:
                 announce_reply(result, usage=finished["usage"] if finished else None)
-                self._follow_up(result)
+                if self.lane == 0:  # a pair's title and summary: once, after the first
+                    self._follow_up(result)
                 heap.settle_once()  # the reply path's modules and caches are loaded now
             elif result is None:  # the conversation is gone (deleted before or meanwhile)
                 self.deleted = True
@@ -239,6 +254,8 @@ class ReplyRunner:
         except Exception:
             logger.exception("reply %s: could not store the reply", self.run_id)
         finally:
+            if self.lane > 0:
+                await self._drop_side_thread()
             await self.hub.remove_run(self.handle)
             if not self.done.done():
                 if self.deleted:
@@ -258,6 +275,13 @@ class ReplyRunner:
             await threads.adelete_agent_thread(self.key)
         except Exception:
             logger.warning("reply %s: could not drop the agent thread", self.run_id)
+
+    async def _drop_side_thread(self) -> None:
+        """A side-by-side reply's own thread served its turn: its ledger holds its memory."""
+        try:
+            await threads.adelete_agent_thread(threads.side_thread_id(self.key, self.run_id))
+        except Exception:
+            logger.warning("reply %s: could not drop its side thread", self.run_id)
 
     def _follow_up(self, finished: store.Finished) -> None:
         """Schedule what may run after the reply is out (never delays it)."""

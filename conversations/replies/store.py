@@ -52,6 +52,7 @@ class Claim:
     # for a continue it is the cut-off reply itself.
     resume_after: Message | None = None
     continues: Message | None = None  # the cut-off reply a continue goes on from
+    partner: ReplyRun | None = None  # side by side: the run of the second model (lane 1)
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,7 @@ class SyncRows:
 
     messages: list[Message]
     has_more: bool
-    stored: bool  # the reply in progress it was asked about is already a message
+    stored: set[str]  # which of the replies in progress asked about are messages already
     current_message_id: Any
 
 
@@ -114,12 +115,15 @@ def claim_reply(
     if ask.client_id:
         existing = conversation.messages.filter(client_id=ask.client_id).first()
         if existing is not None:
-            run = ReplyRun.objects.filter(reply_to=existing).order_by("-started_at").first()
+            runs = ReplyRun.objects.filter(reply_to=existing)
+            run = runs.filter(pk=existing.run_id).first() or runs.order_by("-started_at").first()
             reply = None
             if run is not None and run.status == ReplyRun.Status.FINISHED:
                 reply = Message.objects.filter(pk=run.pk).first()
                 reply = with_sibling_ids(reply) if reply is not None else None
-            return Claim(conversation, with_sibling_ids(existing), False, run, reply)
+            partner = runs.filter(pk=partner_id(run.pk)).first() if run else None
+            question = with_sibling_ids(existing)
+            return Claim(conversation, question, False, run, reply, partner=partner)
     target = _target(conversation, ask)
     # Asked after the lock, in its own statement: it sees a run committed while we waited
     # (a subquery of the locking statement would see the snapshot from before the wait).
@@ -155,17 +159,25 @@ def claim_reply(
     budgeted = usage.check_budget(
         user=user, reserved=lambda: selectors.held_by_running_replies(user)
     )
-    run = rows.insert(
-        ReplyRun(
-            id=run_id,
-            conversation=conversation,
-            reply_to=question,
-            owner=owner,
-            heartbeat_at=timezone.now(),
-            reserved_tokens=_reservation(question, resume_after) if budgeted else 0,
+    # Side by side, each model's reply holds its own reservation and counts its own usage.
+    reserved = _reservation(question, resume_after) if budgeted else 0
+
+    def start(lane: int, pk: uuid.UUID) -> ReplyRun:
+        return rows.insert(
+            ReplyRun(
+                id=pk,
+                conversation=conversation,
+                reply_to=question,
+                owner=owner,
+                heartbeat_at=timezone.now(),
+                reserved_tokens=reserved,
+                lane=lane,
+            )
         )
-    )
-    return Claim(conversation, question, True, run, None, resume_after, continues)
+
+    run = start(0, run_id)
+    partner = start(1, partner_id(run_id)) if ask.models else None
+    return Claim(conversation, question, True, run, None, resume_after, continues, partner)
 
 
 @transaction.atomic
@@ -193,6 +205,12 @@ def claim_first_reply(
         owner=owner,
         sensitive=sensitive,
     )
+
+
+def partner_id(run_id: Any) -> uuid.UUID:
+    """Return the id of the side-by-side partner of run `run_id` (its lane 1), derived so
+    a repeated send finds it."""
+    return uuid.uuid5(parse_uuid(run_id) or uuid.NAMESPACE_OID, "side-by-side")
 
 
 def _reservation(question: Message, memory_end: Message | None) -> int:
@@ -342,17 +360,24 @@ def stale_runs(*, stale_before: datetime, limit: int = 50) -> list[uuid.UUID]:
     return list(stale.order_by("heartbeat_at").values_list("pk", flat=True)[:limit])
 
 
+def running_runs(*, conversation_id: Any) -> list[ReplyRun]:
+    """Return the conversation's running runs (one, or a side-by-side pair), by lane."""
+    sql = f"SELECT * FROM {_RUNS} WHERE conversation_id = %s AND status = %s ORDER BY lane"
+    key = rows.param(ReplyRun, "conversation", parse_uuid(conversation_id))
+    return rows.fetch_all(ReplyRun, sql, [key, ReplyRun.Status.RUNNING])
+
+
 def running_run(*, conversation_id: Any) -> ReplyRun | None:
-    """Return the conversation's running run, if there is one (at most one runs)."""
-    sql = f"SELECT * FROM {_RUNS} WHERE conversation_id = %s AND status = %s LIMIT 1"
+    """Return the conversation's running run, if there is one (the first lane's of a pair)."""
+    sql = f"SELECT * FROM {_RUNS} WHERE conversation_id = %s AND status = %s ORDER BY lane LIMIT 1"
     key = rows.param(ReplyRun, "conversation", parse_uuid(conversation_id))
     return rows.fetch(ReplyRun, sql, [key, ReplyRun.Status.RUNNING])
 
 
-def load_sync(*, conversation_id: Any, after: int, run_id: str | None) -> SyncRows:
+def load_sync(*, conversation_id: Any, after: int, run_ids: list[str]) -> SyncRows:
     """Return the messages after `after` (every branch, with their siblings; a page of
-    SYNC_PAGE_MESSAGES), whether more follow, whether reply `run_id` is already stored,
-    and the current branch's leaf."""
+    SYNC_PAGE_MESSAGES), whether more follow, which replies of `run_ids` are already
+    stored, and the current branch's leaf."""
     messages = list(
         Message.objects.filter(conversation_id=conversation_id, sequence_number__gt=after).order_by(
             "sequence_number"
@@ -369,5 +394,9 @@ def load_sync(*, conversation_id: Any, after: int, run_id: str | None) -> SyncRo
     if messages:
         tree.with_siblings(messages)
         selectors.for_display(messages, user_id=owner_id)
-    stored = bool(run_id) and Message.objects.filter(pk=run_id).exists()
+    stored = (
+        {str(pk) for pk in Message.objects.filter(pk__in=run_ids).values_list("pk", flat=True)}
+        if run_ids
+        else set()
+    )
     return SyncRows(messages, has_more, stored, current)

@@ -123,13 +123,25 @@ def delete_agent_thread(conversation_id: Any) -> None:
 _abranch_memory = db_async(branch_memory)
 
 
-async def amemory_start(*, conversation_id: Any, resume_after: Message | None) -> MemoryStart:
+def side_thread_id(conversation_id: Any, run_id: Any) -> str:
+    """The thread the second reply of a side-by-side pair writes to (its own, dropped when
+    it is stored): the conversation's keeps the first's. Its memory is in its ledger, so
+    choosing it goes on from there like any other branch (branch_memory.py)."""
+    return f"{conversation_id}/side/{run_id}"
+
+
+async def amemory_start(
+    *, conversation_id: Any, resume_after: Message | None, detached: bool = False
+) -> MemoryStart:
     """Return where a turn's memory starts: the thread's latest checkpoint when it holds
-    `resume_after` (the usual next message), else memory rebuilt from the rows."""
+    `resume_after` (the usual next message), else memory rebuilt from the rows.
+    `detached`: the memory itself, never a checkpoint (a side-by-side turn's own thread)."""
     if resume_after is None:
         return threads.FRESH
     saver = await aget_checkpointer()
-    start = await threads.start_after(saver, str(conversation_id), str(resume_after.pk))
+    start = await threads.start_after(
+        saver, str(conversation_id), str(resume_after.pk), detached=detached
+    )
     if start is not None:
         return start
     seed = await _abranch_memory(resume_after.pk)

@@ -206,10 +206,12 @@ async def astart_turn(
     resume_after: Message | None = None,
     continues: Message | None = None,
     model: str | None = None,
+    side_thread: bool = False,
 ) -> Turn:
     """Return the agent turn answering `user_message` on its branch (iterate
     `turn.events()` to run it): its memory is the branch down to `resume_after`;
-    `model` answers this once instead of the conversation's."""
+    `model` answers this once instead of the conversation's; `side_thread`: the second
+    reply of a side-by-side pair, written to its own thread."""
     owner_id = conversation.created_by_id
     preset = await apreset_of(conversation) or NO_PRESET
     documents = None  # most turns: all the owner's documents, no database call
@@ -217,8 +219,11 @@ async def astart_turn(
         documents = await _apreset_documents(owner_id, preset)
     retriever, section_lookup = _knowledge_for(owner_id, conversation.pk, documents)
     start = await conversation_threads.amemory_start(
-        conversation_id=conversation.pk, resume_after=resume_after
+        conversation_id=conversation.pk, resume_after=resume_after, detached=side_thread
     )
+    thread_id = str(conversation.pk)
+    if side_thread:
+        thread_id = conversation_threads.side_thread_id(conversation.pk, reply_id)
     config, instructions = await aconversation_config(conversation, model=model)
     owner = await aowner_settings(conversation)
     # A temporary conversation neither reads nor saves memories (no remember tool).
@@ -255,7 +260,7 @@ async def astart_turn(
     )
     return Turn(
         context,
-        thread=ThreadRef(str(conversation.id), start),
+        thread=ThreadRef(thread_id, start),
         question=Question(str(user_message.id), user_message.content),
         checkpointer=await conversation_threads.aget_checkpointer(),
     )

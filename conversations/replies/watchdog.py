@@ -73,13 +73,15 @@ async def _watch_forever(hub: Hub) -> None:
 
 async def beat_runs(hub: Hub) -> int:
     """Refresh the heartbeat of this process's runs; stop those stored elsewhere meanwhile."""
-    handles = list(hub.runs.values())
+    handles = [handle for runs in hub.runs.values() for handle in runs.values()]
     if not handles:
         return 0
     alive = await _abeat(run_ids=[h.run_id for h in handles])
-    await progress.atouch(runs={h.conversation_id: h.run_id for h in handles if h.run_id in alive})
+    await progress.atouch(
+        runs=[(h.conversation_id, h.run_id) for h in handles if h.run_id in alive]
+    )
     for handle in handles:
-        if handle.run_id not in alive and hub.runs.get(handle.conversation_id) is handle:
+        if handle.run_id not in alive and hub.run(handle.conversation_id, handle.run_id) is handle:
             # Another process took it for dead and stored it: stop streaming here.
             logger.warning("reply %s: ended elsewhere while running here", handle.run_id)
             handle.cancel("shutdown")

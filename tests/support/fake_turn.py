@@ -90,6 +90,7 @@ class FakeAgent:
         resume_after: Any = None,
         continues: Any = None,
         model: str | None = None,
+        side_thread: bool = False,
     ) -> FakeTurn:
         self.calls.append(user_message.content)
         tokens = self.reply(user_message.content) if self.reply else self.tokens
