@@ -21,7 +21,7 @@ from pydantic import ValidationError
 
 from accounts.preferences import get_user_settings
 from core.errors import NotFound, RateLimited, ServiceError
-from core.models_on_offer import list_models
+from core.models_on_offer import list_models, model_in_force
 from core.schemas import INSTRUCTIONS_MAX_CHARS, first_error
 from knowledge.selectors import list_documents
 from presets import selectors as preset_selectors
@@ -194,6 +194,10 @@ def detail(request: HttpRequest, conversation_id: Any) -> HttpResponse:
             "message_max_chars": settings.MESSAGE_MAX_CHARS,
             "tool_menu": _tool_menu(conversation, request.user, preset),
             "preset": preset,
+            # What a blank picker means here: side by side names both models.
+            "default_model": model_in_force(
+                preset.model if preset else "", get_user_settings(user=request.user).default_model
+            ).id,
             "replying": store.running_run(conversation_id=conversation.pk) is not None,
         },
     )

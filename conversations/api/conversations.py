@@ -84,10 +84,15 @@ def get_conversation(request: HttpRequest, conversation_id: str):
 def update_conversation(request: HttpRequest, conversation_id: str, payload: ConversationPatchIn):
     """Change title, description, status, project, service_id, model (an id `GET /models`
     lists, blank for the default; another → 422), system prompt, temperature, pinned or
-    tools (ids `GET /tools` lists; null: the owner's default). `temporary` is set only at
-    creation."""
+    tools (ids `GET /tools` lists; null: the owner's default), or the current message (the
+    branch through it is shown, as `POST …/switch`: choosing one of two answers side by
+    side). `temporary` is set only at creation."""
     conversation = _owned(request, conversation_id)
     changes = payload.dict(exclude_unset=True)
+    if current := changes.pop("current_message_id", None):
+        conversation = branches.switch_branch(
+            user=request.auth, message_id=current, conversation_id=conversation_id
+        )
     for field in (
         "title",
         "description",
@@ -102,7 +107,8 @@ def update_conversation(request: HttpRequest, conversation_id: str, payload: Con
             # temperature null clear them
     if "project_id" in changes:
         changes["project"] = changes.pop("project_id")
-    conversation = services.update_conversation(conversation=conversation, **changes)
+    if changes:
+        conversation = services.update_conversation(conversation=conversation, **changes)
     return conversation_to_dict(conversation)
 
 

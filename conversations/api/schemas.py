@@ -115,6 +115,9 @@ class ConversationPatchIn(Input):
     temperature: Temperature | None = Field(None, description="null: the model's default")
     pinned: bool | None = Field(None, strict=True, description="listed first in the sidebar")
     tools: ToolIds | None = Field(None, description="tool ids (GET /tools); null: your default")
+    current_message_id: ObjectId | None = Field(
+        None, description="show the branch through this message (as POST …/switch)"
+    )
 
 
 class AttachmentOut(Schema):

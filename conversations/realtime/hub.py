@@ -27,6 +27,7 @@ from channels.layers import InMemoryChannelLayer, get_channel_layer
 
 from core import rls
 from core.groups import conversation_group
+from core.ids import parse_uuid
 
 from . import progress
 from .audience import Audience
@@ -133,8 +134,7 @@ class Hub(Continuity, Delivery, Interprocess, Lists):
 
     def run(self, conversation_id: Any, run_id: Any) -> RunHandle | None:
         """Return a run of the conversation running here, or None."""
-        found = self.runs.get(str(conversation_id), {})
-        return found.get(run_id if isinstance(run_id, uuid.UUID) else uuid.UUID(str(run_id)))
+        return self.runs.get(str(conversation_id), {}).get(parse_uuid(str(run_id)))
 
     def runs_of(self, conversation_id: Any) -> list[RunHandle]:
         """Return the conversation's runs here (one, or a side-by-side pair, by lane)."""

@@ -120,6 +120,8 @@ async def arecover_stale_run(run: ReplyRun) -> bool:
     if finished is None:
         return False
     logger.warning("reply %s: its process died; stored as interrupted", run.pk)
+    if run.lane > 0:  # the second of a side-by-side pair: its own thread goes with it
+        await threads.adrop_side_thread(key, run.pk)
     if finished.question is not None:
         try:  # before announcing: a client told the turn ended may ask the agent about it
             await threads.arecord_cut_off_turn(question=finished.question, reply=finished.message)

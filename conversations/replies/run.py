@@ -254,8 +254,8 @@ class ReplyRunner:
         except Exception:
             logger.exception("reply %s: could not store the reply", self.run_id)
         finally:
-            if self.lane > 0:
-                await self._drop_side_thread()
+            if self.lane > 0:  # its own thread served its turn: its ledger holds its memory
+                await threads.adrop_side_thread(self.key, self.run_id)
             await self.hub.remove_run(self.handle)
             if not self.done.done():
                 if self.deleted:
@@ -275,13 +275,6 @@ class ReplyRunner:
             await threads.adelete_agent_thread(self.key)
         except Exception:
             logger.warning("reply %s: could not drop the agent thread", self.run_id)
-
-    async def _drop_side_thread(self) -> None:
-        """A side-by-side reply's own thread served its turn: its ledger holds its memory."""
-        try:
-            await threads.adelete_agent_thread(threads.side_thread_id(self.key, self.run_id))
-        except Exception:
-            logger.warning("reply %s: could not drop its side thread", self.run_id)
 
     def _follow_up(self, finished: store.Finished) -> None:
         """Schedule what may run after the reply is out (never delays it)."""

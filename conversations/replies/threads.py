@@ -4,6 +4,7 @@ fork, told about a reply cut off by a crash, read back, deleted with the convers
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
 from asgiref.sync import AsyncToSync, async_to_sync
@@ -15,6 +16,8 @@ from core.db_async import db_async
 
 from ..models import Conversation, Message
 from .branch_memory import branch_memory
+
+logger = logging.getLogger(__name__)
 
 
 async def aget_checkpointer():
@@ -128,6 +131,14 @@ def side_thread_id(conversation_id: Any, run_id: Any) -> str:
     it is stored): the conversation's keeps the first's. Its memory is in its ledger, so
     choosing it goes on from there like any other branch (branch_memory.py)."""
     return f"{conversation_id}/side/{run_id}"
+
+
+async def adrop_side_thread(conversation_id: Any, run_id: Any) -> None:
+    """Drop a side-by-side reply's own thread once the reply is stored (never raises)."""
+    try:
+        await adelete_agent_thread(side_thread_id(conversation_id, run_id))
+    except Exception:
+        logger.warning("reply %s: could not drop its side thread", run_id)
 
 
 async def amemory_start(

@@ -128,3 +128,14 @@ KO.update(
         "Draws a picture from a description (counted against your budget).": "설명대로 그림을 그립니다(예산에 포함됩니다).",
     }
 )
+KO.update(
+    {
+        "Side by side with": "나란히 비교할 모델",
+        "Ask a second model too: both answers side by side, keep the one you like": "두 번째 모델에게도 물어 두 답을 나란히 보고, 마음에 드는 답을 남깁니다",
+        "Side by side: off": "나란히 비교: 끔",
+        "Side by side with %(model)s": "%(model)s와 나란히 비교",
+        "Keep this": "이 답 남기기",
+        "Keep the answer of %(model)s": "%(model)s의 답 남기기",
+        "Ask %(a)s and %(b)s side by side": "%(a)s와 %(b)s에게 나란히 묻기",
+    }
+)

@@ -2,7 +2,7 @@
 // message list (messages.js), the buttons under each message (message_actions.js) and
 // the queue of messages written while a reply runs (queue.js) are their own modules.
 import { initComposer, newClientId } from "./composer.js";
-import { _, budgetText } from "./i18n.js";
+import { _, budgetText, format } from "./i18n.js";
 import { share } from "./live.js";
 import { initHeader } from "./header.js";
 import { initMessageActions } from "./message_actions.js";
@@ -82,10 +82,10 @@ const socket = new ConversationSocket(root.dataset.wsPath, {
       }
       messages.show(message);
     },
-    onStarted() {
+    onStarted(run) {
       pendingSend = null;
       setRunning(true);
-      messages.ensureStreaming();
+      messages.ensureStreaming(run);
     },
     onText(run) {
       messages.showText(run);
@@ -100,8 +100,8 @@ const socket = new ConversationSocket(root.dataset.wsPath, {
       messages.showSources(frame);
     },
     onFinished(frame) {
-      setRunning(false);
-      if (!frame.message) messages.dropEmptyReply();
+      if (!socket.running) setRunning(false); // side by side: once both have ended
+      if (!frame.message) messages.dropEmptyReply(frame.run_id);
     },
     onIdle() {
       if (!pendingSend) { setRunning(false); messages.dropEmptyReply(); }
@@ -155,6 +155,8 @@ const composer = initComposer({
     const frame = { type: "message.send", content, client_id: newClientId() };
     const ids = composer.attachmentIds();
     if (ids.length) frame.attachments = ids;
+    const pair = sideBySide();
+    if (pair) frame.models = pair;
     if (running || pendingSend !== null || queue.length) {
       queue.enqueue(frame);
       composer.setText("");
@@ -217,6 +219,42 @@ function startAction(frame) {
   setRunning(true);
   socket.send(frame);
 }
+
+// --- side by side: a second model answers each message too, until switched off ---------------
+const compare = document.getElementById("compare-select");
+const compareKey = `compare:${conversationId}`;
+if (compare) {
+  compare.value = localStorage.getItem(compareKey) || "";
+  if (compare.selectedIndex < 0) compare.value = "";
+  compare.addEventListener("change", () => {
+    if (compare.value) localStorage.setItem(compareKey, compare.value);
+    else localStorage.removeItem(compareKey);
+    showCompare();
+  });
+}
+// The conversation's model and the one compared with it (none: one reply, as usual).
+function sideBySide() {
+  if (!compare || !compare.value) return null;
+  const picker = document.getElementById("model-select");
+  const own = (picker && picker.value) || root.dataset.defaultModel;
+  return own && own !== compare.value ? [own, compare.value] : null;
+}
+// The box says who answers while two do.
+const placeholder = input.placeholder;
+function showCompare() {
+  const pair = sideBySide();
+  input.placeholder = pair ? format(_("Ask %(a)s and %(b)s side by side"), { a: pair[0], b: pair[1] }) : placeholder;
+}
+document.getElementById("model-select")?.addEventListener("change", showCompare);
+showCompare();
+// "Keep this" under one of a pair: the branch goes on from it.
+root.addEventListener("click", (event) => {
+  const keep = event.target.closest(".lane-keep");
+  if (!keep) return;
+  const li = keep.closest("li.lane");
+  if (li.dataset.aside) socket.send({ type: "branch.switch", message_id: keep.dataset.id });
+  else messages.keepOnly(keep.dataset.id);
+});
 
 // --- per-message actions -------------------------------------------------------------------
 const actions = initMessageActions(conversationId, {

@@ -233,14 +233,14 @@ export function initHeader(root, conversationId) {
     });
   });
 
-  // On a phone the model picker lives in the ⋯ menu: the title keeps the header's room.
-  const picker = document.getElementById("model-select") || document.getElementById("model-select-name");
+  // On a phone the model pickers live in the ⋯ menu: the title keeps the header's room.
+  const pickers = [document.getElementById("model-select") || document.getElementById("model-select-name"),
+    document.getElementById("compare-select")].filter(Boolean);
   const phone = window.matchMedia("(max-width: 600px)");
   const placePicker = () => {
-    if (!picker) return;
     const items = document.querySelector("#conv-menu .menu-items");
-    if (phone.matches) items.prepend(picker);
-    else document.getElementById("conv-menu").before(picker);
+    if (phone.matches) items.prepend(...pickers);
+    else document.getElementById("conv-menu").before(...pickers);
   };
   placePicker();
   phone.addEventListener("change", placePicker);

@@ -12,7 +12,12 @@ export function initMessages(root, { markSeen }) {
   const scroller = document.getElementById("scroller");
   const liveRegion = document.getElementById("live-region");
   const older = document.getElementById("older");
-  let streaming = null; // the <li> of the reply in progress
+  // The replies in progress: the bubble shown at once for a sent message (before its run
+  // is known), then one <li> per run: one, or two side by side (lanes).
+  let waiting = null;
+  const streams = new Map(); // run id -> <li>
+  const isStreaming = (li) => li === waiting || (li.dataset.run && streams.get(li.dataset.run) === li);
+  const firstStreaming = () => waiting || streams.values().next().value || null;
 
   // --- rendering -----------------------------------------------------------------------
   function messageItems() {
@@ -28,9 +33,10 @@ export function initMessages(root, { markSeen }) {
     }
   }
 
-  // The newest message shown: the leaf of the branch on the page.
+  // The newest message shown: the leaf of the branch on the page (a side-by-side reply
+  // not on the branch stands beside it, "aside").
   function shownLeaf() {
-    const items = messageItems().filter((li) => li !== streaming);
+    const items = messageItems().filter((li) => !isStreaming(li) && !li.dataset.aside);
     return items.length ? items[items.length - 1].dataset.id : null;
   }
 
@@ -77,7 +83,8 @@ export function initMessages(root, { markSeen }) {
       existing.replaceWith(node);
       return;
     }
-    const after = messageItems().find((li) => Number(li.dataset.seq) > seq);
+    const after = messageItems().find((li) => Number(li.dataset.seq) > seq && !isStreaming(li));
+    const streaming = firstStreaming();
     if (after) list.insertBefore(node, after);
     else if (streaming && streaming.parentElement === list) list.insertBefore(node, streaming);
     else list.append(node);
@@ -92,18 +99,27 @@ export function initMessages(root, { markSeen }) {
   async function showStored(message) {
     if (document.getElementById(`msg-${message.id}`)?.dataset.final === "1") return;
     const stick = nearBottom();
-    const replacing = message.role === "assistant" && streaming;
+    const replacing = message.role === "assistant"
+      ? streams.get(message.id) || (!streams.size ? waiting : null) : null;
     // The placeholder carries the message's id: until its fragment arrives it is the leaf
     // shown (shownLeaf), and the reply to it must be seen to follow it. It carries its counts
     // too: the header adds up what the list shows.
-    const placeholder = replacing ? streaming : el("li", {
+    const placeholder = replacing || el("li", {
       className: `message ${message.role} loading`, id: `msg-${message.id}`,
       "data-id": message.id, "data-seq": message.sequence_number,
     }, el("div", { className: "bubble" }, el("div", { className: "content plain", text: message.content })));
     placeholder.dataset.tokens = message.tokens_used || 0;
     if (tokensEstimated(message)) placeholder.dataset.tokensEstimated = "1";
     if (replacing) {
-      streaming = null;
+      if (replacing === waiting) waiting = null;
+      streams.delete(message.id);
+      if (replacing.dataset.lane) {
+        // The first of a pair stored is where the branch goes on; the other stands aside.
+        const partnerStored = [...list.querySelectorAll(":scope > li.lane")].some((li) =>
+          li !== replacing && li.dataset.replyTo === replacing.dataset.replyTo && li.dataset.stored);
+        if (partnerStored) replacing.dataset.aside = "1";
+        replacing.dataset.stored = "1";
+      }
       placeholder.id = `msg-${message.id}`;
       placeholder.dataset.id = message.id;
       placeholder.dataset.seq = message.sequence_number;
@@ -117,6 +133,7 @@ export function initMessages(root, { markSeen }) {
       const fragment = parseFragment(await response.text());
       const node = fragment.querySelector("li.message");
       node.dataset.final = "1";
+      if (placeholder.dataset.lane) keepLane(placeholder, node);
       enhance(node);
       placeholder.replaceWith(node);
       if (stick) scrollToBottom();
@@ -130,6 +147,9 @@ export function initMessages(root, { markSeen }) {
   // another tab's switch): show the current branch instead.
   function show(message) {
     texts.set(message.id, message.content);
+    // The next question goes on from the reply kept: the other of a pair steps out of view
+    // (it stays a sibling version of it).
+    if (message.role === "user") for (const li of list.querySelectorAll(":scope > li[data-aside]")) li.remove();
     const follows = (message.parent_id || null) === shownLeaf();
     if (!follows && !document.getElementById(`msg-${message.id}`)) reloadBranch();
     else {
@@ -138,23 +158,88 @@ export function initMessages(root, { markSeen }) {
     }
   }
 
-  // --- the reply in progress -------------------------------------------------------------
-  function ensureStreaming() {
-    if (streaming) return streaming;
-    const stick = nearBottom();
-    streaming = el("li", { className: "message assistant streaming", "aria-busy": "true" },
+  // --- the replies in progress ------------------------------------------------------------
+  function streamingItem() {
+    return el("li", { className: "message assistant streaming", "aria-busy": "true" },
       el("ol", { className: "live-steps", "aria-label": _("Working…") }),
       el("div", { className: "bubble" },
         el("span", { className: "visually-hidden", text: _("Assistant is replying:") }),
         el("div", { className: "content plain stream-text" }),
         el("span", { className: "cursor", "aria-hidden": "true" })));
-    list.append(streaming);
+  }
+
+  // The bubble of a run's reply (`run` unknown yet: the one shown at once for a send). A
+  // second run answering the same message stands beside the first: side by side.
+  function ensureStreaming(run) {
+    if (!run) {
+      if (!waiting && !streams.size) append(waiting = streamingItem());
+      return firstStreaming();
+    }
+    let li = streams.get(run.id);
+    if (li) return li;
+    if (waiting) { li = waiting; waiting = null; } else append(li = streamingItem());
+    li.id = `msg-${run.id}`; // the reply's id is its run's
+    li.dataset.run = run.id;
+    li.dataset.replyTo = run.replyTo || "";
+    streams.set(run.id, li);
+    const partner = run.replyTo && [...streams.values()].find((other) => other !== li && other.dataset.replyTo === run.replyTo);
+    if (partner) {
+      markLane(partner, 0, partner.dataset.model || "");
+      markLane(li, 1, run.model);
+    }
+    li.dataset.model = run.model || "";
+    return li;
+  }
+
+  function append(li) {
+    const stick = nearBottom();
+    list.append(li);
     if (stick) scrollToBottom();
-    return streaming;
+  }
+
+  // One of a side-by-side pair: its model named above it and, once stored, "Keep this".
+  function markLane(li, lane, model) {
+    li.classList.add("lane");
+    li.dataset.lane = String(lane);
+    list.classList.add("has-pair");
+    if (li.querySelector(".lane-head")) return;
+    li.prepend(el("div", { className: "lane-head" },
+      el("span", { className: "lane-model", text: model || _("Default model") })));
+  }
+
+  // A lane's stored reply keeps its place, its model's name and gains "Keep this".
+  function keepLane(placeholder, node) {
+    for (const key of ["lane", "replyTo", "model", "aside", "stored"]) {
+      if (placeholder.dataset[key] !== undefined) node.dataset[key] = placeholder.dataset[key];
+    }
+    node.classList.add("lane");
+    const head = placeholder.querySelector(".lane-head") || el("div", { className: "lane-head" });
+    const model = head.querySelector(".lane-model")?.textContent || "";
+    head.replaceChildren(el("span", { className: "lane-model", text: model }),
+      el("button", { type: "button", className: "lane-keep", "data-id": node.dataset.id,
+        "aria-label": format(_("Keep the answer of %(model)s"), { model }), text: _("Keep this") }));
+    node.prepend(head);
+  }
+
+  // The person kept one of a pair: the other leaves the view (a sibling version still).
+  function keepOnly(id) {
+    for (const li of list.querySelectorAll(":scope > li.lane")) {
+      if (li.dataset.id === id) {
+        li.classList.remove("lane");
+        delete li.dataset.lane;
+        delete li.dataset.aside;
+        li.querySelector(".lane-head")?.remove();
+      } else if (!isStreaming(li)) li.remove();
+    }
+    if (!list.querySelector(":scope > li.lane")) list.classList.remove("has-pair");
+  }
+
+  function streamOf(frame) {
+    return ensureStreaming(frame.run_id ? { id: frame.run_id } : undefined);
   }
 
   function showText(run) {
-    const node = ensureStreaming();
+    const node = ensureStreaming(run);
     const stick = nearBottom();
     node.querySelector(".stream-text").textContent = run.text;
     if (run.text) foldReasoning(node);
@@ -164,7 +249,7 @@ export function initMessages(root, { markSeen }) {
   // The model's reasoning while it streams: open under "Thinking…", then folded under
   // "Thought for N seconds" once the answer starts (unless the person opened it again).
   function showReasoning(run) {
-    const node = ensureStreaming();
+    const node = ensureStreaming(run);
     const stick = nearBottom();
     let box = node.querySelector("details.reasoning");
     if (!box) {
@@ -194,7 +279,7 @@ export function initMessages(root, { markSeen }) {
   const MEMORY_CHANGES = new Set(["tool.remember.done", "tool.forget.done"]); // steps.py's
 
   function showStep(frame) {
-    const node = ensureStreaming();
+    const node = streamOf(frame);
     if (MEMORY_CHANGES.has(frame.code) && !node.querySelector(".memory-chip")) {
       node.querySelector(".bubble").after(el("a", { className: "chip memory-chip", href: "/memories/" },
         el("span", { text: _("Memory updated") })));
@@ -210,7 +295,7 @@ export function initMessages(root, { markSeen }) {
   // The reply's sources as they come (a tool may add more): numbered chips under the bubble,
   // as the stored reply shows them (_message.html), which replaces this one when it ends.
   function showSources(frame) {
-    const node = ensureStreaming();
+    const node = streamOf(frame);
     let chips = node.querySelector("ol.sources");
     if (!chips) {
       chips = el("ol", { className: "sources", "aria-label": _("Sources") });
@@ -234,11 +319,17 @@ export function initMessages(root, { markSeen }) {
     }
   }
 
-  // Nothing was stored for the reply (stopped before any text): drop its bubble.
-  function dropEmptyReply() {
-    if (!streaming) return;
-    const text = streaming.querySelector(".stream-text").textContent;
-    if (!text) { streaming.remove(); streaming = null; }
+  // Nothing was stored for the reply (stopped before any text): drop its bubble (`runId`
+  // unknown: every bubble still empty).
+  function dropEmptyReply(runId) {
+    for (const [id, li] of [[null, waiting], ...streams]) {
+      if (!li || (runId && id !== runId)) continue;
+      if (li.querySelector(".stream-text").textContent) continue;
+      li.remove();
+      if (li === waiting) waiting = null;
+      else streams.delete(id);
+    }
+    if (!list.querySelector(":scope > li.lane")) list.classList.remove("has-pair");
   }
 
   // --- pages of the branch ---------------------------------------------------------------
@@ -262,7 +353,9 @@ export function initMessages(root, { markSeen }) {
         const fetched = new Set(nodes.map((node) => node.dataset.id));
         const idOf = (li) => li.dataset.id || li.id.replace(/^msg-/, "");
         const later = messageItems().filter((li) => arrivedWhileReloading.has(idOf(li)) && !fetched.has(idOf(li)));
-        for (const li of messageItems()) if (li !== streaming && !later.includes(li)) li.remove();
+        for (const li of messageItems()) if (!isStreaming(li) && !later.includes(li)) li.remove();
+        if (!list.querySelector(":scope > li.lane")) list.classList.remove("has-pair");
+        const streaming = firstStreaming();
         const before = later[0] || (streaming && streaming.parentElement === list ? streaming : null);
         for (const node of nodes) {
           node.dataset.final = "1";
@@ -360,6 +453,7 @@ export function initMessages(root, { markSeen }) {
     showStep,
     showSources,
     dropEmptyReply,
+    keepOnly,
     reloadBranch,
     start,
   };

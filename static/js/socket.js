@@ -1,5 +1,6 @@
 // The conversation websocket client (SPEC: WebSocket): reconnects by itself, catches up
-// with `sync`, and stitches the reply in progress by token `index` (no gaps, no repeats).
+// with `sync`, and stitches each reply in progress by token `index` (no gaps, no repeats):
+// one at a time, or two side by side, each by its run id.
 
 const FATAL_CODES = new Set([4401, 4403, 4404]);
 const PING_EVERY_MS = 25000;
@@ -11,7 +12,7 @@ const QUEUED = new Set(["message.send", "message.edit", "message.regenerate", "m
 export class ConversationSocket {
   /**
    * handlers: onOpen(), onClose(event, willRetry), onFatal(code), onMessage(message),
-   * onStarted(run), onText(run), onThinking(frame), onSources(frame), onFinished(frame),
+   * onStarted(run), onText(run), onThinking(frame), onSources(frame), onFinished(frame, run),
    * onIdle(), onConversation(conversation), onDeleted(), onError(frame),
    * textOf(messageId) → the stored text of a message the page shows (a continue starts with it)
    */
@@ -19,7 +20,7 @@ export class ConversationSocket {
     this.url = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}${path}`;
     this.lastSeq = lastSeq;
     this.handlers = handlers;
-    this.run = null; // {id, text, pending: Map(index -> text)}
+    this.runs = new Map(); // run id -> {id, replyTo, model, text, pending: Map(index -> text)}
     this.seen = new Set();
     this.finishedRuns = new Set();
     this.queue = [];
@@ -89,11 +90,11 @@ export class ConversationSocket {
         this.stored(frame.message);
         break;
       case "generation.started":
-        this.start(frame.run_id, frame.reply_to, frame.continues);
+        this.start(frame.run_id, frame);
         break;
       case "token":
         this.start(frame.run_id);
-        this.stitch(frame.index, frame.text);
+        this.stitch(frame.run_id, frame.index, frame.text);
         break;
       case "reasoning":
         this.start(frame.run_id);
@@ -101,10 +102,10 @@ export class ConversationSocket {
         break;
       case "thinking":
         this.start(frame.run_id);
-        if (this.run && this.run.id === frame.run_id) this.call("onThinking", frame);
+        if (this.runs.has(frame.run_id)) this.call("onThinking", frame, this.runs.get(frame.run_id));
         break;
       case "sources":
-        if (this.run && this.run.id === frame.run_id) this.call("onSources", frame);
+        if (this.runs.has(frame.run_id)) this.call("onSources", frame, this.runs.get(frame.run_id));
         break;
       case "generation.finished":
         if (frame.message) this.stored(frame.message);
@@ -141,13 +142,13 @@ export class ConversationSocket {
     }
     this.seen.add(message.id);
     if (message.sequence_number > this.lastSeq) this.lastSeq = message.sequence_number;
-    if (message.role === "assistant" && this.run) {
-      // The reply of the run in progress is stored: late chunks of that run are stale.
-      this.finishedRuns.add(this.run.id);
-      this.run.done = true;
+    // A reply's id is its run's: once stored, late chunks of that run are stale.
+    const run = message.role === "assistant" ? this.runs.get(message.id) : null;
+    if (run) {
+      this.finishedRuns.add(run.id);
+      this.runs.delete(run.id);
     }
-    this.call("onMessage", message);
-    if (this.run && this.run.done) this.run = null;
+    this.call("onMessage", message, run);
   }
 
   // The message as stored (its `truncated` copy if it cannot be read).
@@ -163,18 +164,24 @@ export class ConversationSocket {
     return { ...message, truncated: false };
   }
 
-  // A continue's text starts with the cut-off reply's (`continues`), its first index after it.
-  start(runId, replyTo, continues) {
-    if (!runId || (this.run && this.run.id === runId)) return;
-    if (this.finishedRuns.has(runId)) return;
+  // `about`: what generation.started (or sync.state) says of the run: reply_to, model,
+  // continues. A continue's text starts with the cut-off reply's, its first index after it.
+  start(runId, about = {}) {
+    if (!runId || this.runs.has(runId) || this.finishedRuns.has(runId)) return;
+    const continues = about.continues;
     const prefix = continues && this.handlers.textOf ? this.handlers.textOf(continues) || "" : "";
-    this.run = { id: runId, replyTo, continues, text: prefix, pending: new Map() };
-    this.call("onStarted", this.run);
+    const run = { id: runId, replyTo: about.reply_to, model: about.model || "", continues, text: prefix, pending: new Map() };
+    this.runs.set(runId, run);
+    this.call("onStarted", run);
   }
 
-  // Put `text` at character offset `index` of the reply; buffer what arrives early.
-  stitch(index, text) {
-    const run = this.run;
+  get running() {
+    return this.runs.size > 0;
+  }
+
+  // Put `text` at character offset `index` of the run's reply; buffer what arrives early.
+  stitch(runId, index, text) {
+    const run = this.runs.get(runId);
     if (!run || typeof index !== "number" || typeof text !== "string") return;
     const end = index + text.length;
     if (end <= run.text.length) return; // a repeat
@@ -188,25 +195,25 @@ export class ConversationSocket {
       return;
     }
     run.text += text.slice(run.text.length - index);
-    this.drain();
+    this.drain(run);
     this.call("onText", run);
   }
 
   // The model's reasoning: shown as it comes. A piece past a gap waits for the pieces
   // before it; nothing is asked again for it (the stored reply holds the whole).
   stitchReasoning(runId, index, text) {
-    const run = this.run;
-    if (!run || run.id !== runId || typeof index !== "number" || typeof text !== "string") return;
+    const run = this.runs.get(runId);
+    if (!run || typeof index !== "number" || typeof text !== "string") return;
     if (!run.reasoning) run.reasoning = { text: "", pending: new Map() };
     const reasoning = run.reasoning;
     if (index > reasoning.text.length) { reasoning.pending.set(index, text); return; }
     if (index + text.length <= reasoning.text.length) return; // a repeat
     reasoning.text += text.slice(reasoning.text.length - index);
-    this.drainReasoning();
+    this.drainReasoning(run);
   }
 
-  drainReasoning() {
-    const reasoning = this.run.reasoning;
+  drainReasoning(run) {
+    const reasoning = run.reasoning;
     let progressed = true;
     while (progressed && reasoning.pending.size) {
       progressed = false;
@@ -218,11 +225,10 @@ export class ConversationSocket {
         }
       }
     }
-    this.call("onReasoning", this.run);
+    this.call("onReasoning", run);
   }
 
-  drain() {
-    const run = this.run;
+  drain(run) {
     let progressed = true;
     while (progressed && run.pending.size) {
       progressed = false;
@@ -240,36 +246,38 @@ export class ConversationSocket {
     for (const message of frame.messages || []) this.stored(message);
     // A page of a long history: ask for the next (lastSeq now ends this page).
     if (frame.has_more) this.send({ type: "sync", after: this.lastSeq });
-    const generation = frame.generation;
-    if (generation && generation.run_id) {
-      this.start(generation.run_id);
-      if (this.run && this.run.id === generation.run_id) {
-        this.run.syncing = false;
-        const thought = generation.reasoning || "";
-        if (thought && thought.length > ((this.run.reasoning && this.run.reasoning.text.length) || 0)) {
-          const pending = (this.run.reasoning && this.run.reasoning.pending) || new Map();
-          this.run.reasoning = { text: thought, pending };
-          this.drainReasoning(); // what came before the snapshot, and after it
-        }
-        const text = generation.text || "";
-        if (text.length > this.run.text.length) {
-          this.run.text = text;
-          this.drain();
-        }
-        this.call("onText", this.run);
+    const generations = frame.generations || (frame.generation ? [frame.generation] : []);
+    const live = new Set();
+    for (const generation of generations) {
+      if (!generation || !generation.run_id) continue;
+      live.add(generation.run_id);
+      this.start(generation.run_id, generation);
+      const run = this.runs.get(generation.run_id);
+      if (!run) continue;
+      run.syncing = false;
+      const thought = generation.reasoning || "";
+      if (thought && thought.length > ((run.reasoning && run.reasoning.text.length) || 0)) {
+        const pending = (run.reasoning && run.reasoning.pending) || new Map();
+        run.reasoning = { text: thought, pending };
+        this.drainReasoning(run); // what came before the snapshot, and after it
       }
-    } else if (this.run) {
-      // The reply ended while we were away; its message came in `messages`.
-      this.finish({ run_id: this.run.id });
-    } else {
-      this.call("onIdle");
+      const text = generation.text || "";
+      if (text.length > run.text.length) {
+        run.text = text;
+        this.drain(run);
+      }
+      this.call("onText", run);
     }
+    // The replies that ended while we were away: their messages came in `messages`.
+    const ended = [...this.runs.values()].filter((run) => !live.has(run.id));
+    for (const run of ended) this.finish({ run_id: run.id });
+    if (!this.runs.size && !ended.length) this.call("onIdle");
   }
 
   finish(frame) {
     if (frame.run_id) this.finishedRuns.add(frame.run_id);
-    const run = this.run;
-    if (run && (!frame.run_id || run.id === frame.run_id)) this.run = null;
+    const run = frame.run_id ? this.runs.get(frame.run_id) : null;
+    if (run) this.runs.delete(run.id);
     this.call("onFinished", frame, run);
   }
 }

@@ -5,6 +5,7 @@ model; picking one is choosing the branch, and the next turn remembers the one p
 from __future__ import annotations
 
 import asyncio
+import uuid
 from typing import Any
 
 import pytest
@@ -101,13 +102,19 @@ async def test_two_models_stream_at_once_as_siblings_and_the_pick_is_remembered(
     client = AsyncClient()
     auth = {"Authorization": f"Bearer {token}"}
     try:
-        picked = await client.post(
-            f"/api/v1/conversations/{conversation.id}/switch",
-            {"message_id": other},
-            content_type="application/json",
-            headers=auth,
+        path = f"/api/v1/conversations/{conversation.id}"
+        for wrong in (str(uuid.uuid4()), "not-an-id", "x" * 5000):
+            refused = await client.patch(
+                path, {"current_message_id": wrong}, content_type="application/json", headers=auth
+            )
+            assert refused.status_code in (404, 422), refused.content
+        unchanged = await Conversation.objects.aget(pk=conversation.pk)
+        assert str(unchanged.current_message_id) == first_done
+        picked = await client.patch(
+            path, {"current_message_id": other}, content_type="application/json", headers=auth
         )
         assert picked.status_code == 200, picked.content
+        assert picked.json()["current_message_id"] == other
         server.clear()
         await comm.send_json_to({"type": "message.send", "content": "And then?"})
         frames = await until_finished(comm, 1)
