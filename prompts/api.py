@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from django.http import HttpRequest
+from django.http import HttpRequest, JsonResponse
 from ninja import Router, Status
 
 from core.schemas import errors
 
-from . import selectors, services
+from . import selectors, services, transfer
 from .schemas import PromptIn, PromptOut, PromptPage, PromptPatchIn
+from .transfer import PromptsFileIn, PromptsImportOut
 
 router = Router(tags=["prompts"])
 ERRORS = errors(400, 401, 403, 404, 409, 422, 429)
@@ -26,6 +27,21 @@ def create_prompt(request: HttpRequest, payload: PromptIn):
     """Save a prompt (`shared`: staff only); a command you already use is 409."""
     prompt = services.create_prompt(user=request.auth, data=payload)
     return Status(201, PromptOut.of(prompt, user_id=request.auth.pk))
+
+
+@router.get("/prompts/export", response={200: PromptsFileIn, **ERRORS})
+def export_prompts(request: HttpRequest):
+    """Your own prompts as a file (`prompts.json`), for `POST /prompts/import`."""
+    data = transfer.export_prompts(user=request.auth)
+    response = JsonResponse(data, json_dumps_params={"ensure_ascii": False})
+    response["Content-Disposition"] = f'attachment; filename="{transfer.FILENAME}"'
+    return response
+
+
+@router.post("/prompts/import", response={200: PromptsImportOut, **ERRORS})
+def import_prompts(request: HttpRequest, payload: PromptsFileIn):
+    """Add a prompts file's prompts (yours, private); a command you already use is skipped."""
+    return transfer.import_prompts(user=request.auth, data=payload)
 
 
 @router.get("/prompts/{prompt_id}", response={200: PromptOut, **ERRORS})

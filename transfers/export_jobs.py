@@ -26,6 +26,7 @@ from conversations.models import Conversation
 from core import rls
 from core.errors import Conflict, NotFound
 from core.ids import parse_uuid
+from prompts import transfer as prompt_transfer
 
 from .exports import iter_zip
 from .models import ExportJob
@@ -115,7 +116,11 @@ def _write(job_id: Any, user_id: Any) -> None:
 
     beat = time.monotonic()
     with tempfile.TemporaryFile() as spool:
-        for chunk in iter_zip(each(), "markdown", include_metadata=job.include_metadata):
+        # The person's prompts go with their conversations (read back on the Prompts page).
+        prompts = prompt_transfer.export_file(user=job.owner)
+        extras = [(prompt_transfer.FILENAME, prompts)] if prompts else []
+        zipped = iter_zip(each(), "markdown", include_metadata=job.include_metadata, extras=extras)
+        for chunk in zipped:
             spool.write(chunk)
             if time.monotonic() - beat > HEARTBEAT_SECONDS:
                 ExportJob.objects.filter(pk=job_id).update(updated_at=timezone.now())

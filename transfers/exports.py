@@ -298,9 +298,14 @@ class _Sink:
 
 
 def iter_zip(
-    conversations: Iterable[Conversation], fmt: ExportFormat, *, include_metadata: bool = False
+    conversations: Iterable[Conversation],
+    fmt: ExportFormat,
+    *,
+    include_metadata: bool = False,
+    extras: Iterable[tuple[str, bytes]] = (),
 ) -> Iterator[bytes]:
-    """Yield a zip archive holding one export file per conversation, streamed."""
+    """Yield a zip archive holding one export file per conversation, streamed (`extras`:
+    more files, (name, bytes), at the end)."""
     sink = _Sink()
     names: set[str] = set()
     with zipfile.ZipFile(sink, mode="w", compression=zipfile.ZIP_DEFLATED) as archive:
@@ -328,4 +333,6 @@ def iter_zip(
                         if len(sink.chunks) > 16:
                             yield sink.drain()
                 yield sink.drain()
+        for name, data in extras:
+            archive.writestr(name, data)
     yield sink.drain()

@@ -369,9 +369,7 @@ def running_runs(*, conversation_id: Any) -> list[ReplyRun]:
 
 def running_run(*, conversation_id: Any) -> ReplyRun | None:
     """Return the conversation's running run, if there is one (the first lane's of a pair)."""
-    sql = f"SELECT * FROM {_RUNS} WHERE conversation_id = %s AND status = %s ORDER BY lane LIMIT 1"
-    key = rows.param(ReplyRun, "conversation", parse_uuid(conversation_id))
-    return rows.fetch(ReplyRun, sql, [key, ReplyRun.Status.RUNNING])
+    return next(iter(running_runs(conversation_id=conversation_id)), None)
 
 
 def load_sync(*, conversation_id: Any, after: int, run_ids: list[str]) -> SyncRows:

@@ -139,3 +139,14 @@ KO.update(
         "Ask %(a)s and %(b)s side by side": "%(a)s와 %(b)s에게 나란히 묻기",
     }
 )
+KO.update(
+    {
+        "Add prompts from a file: an export of them, or the prompts.json of your data export": "파일에서 프롬프트 추가: 프롬프트를 내보낸 파일이나 데이터 내보내기의 prompts.json",
+        "That file is not a prompts file.": "프롬프트 파일이 아닙니다.",
+        "Added %(n)s prompt.": "프롬프트 %(n)s개를 추가했습니다.",
+        "Added %(n)s prompts.": "프롬프트 %(n)s개를 추가했습니다.",
+        "%(n)s skipped: you already have that command.": "%(n)s개는 이미 있는 명령어라 건너뛰었습니다.",
+        "%(n)s skipped: you already have those commands.": "%(n)s개는 이미 있는 명령어라 건너뛰었습니다.",
+        "You would have %(n)s prompts; one person may keep %(max)s.": "프롬프트가 %(n)s개가 됩니다. 한 사람이 둘 수 있는 최대는 %(max)s개입니다.",
+    }
+)

@@ -4,6 +4,7 @@ GET /exports/{id} until ready; one at a time; a day later it is gone."""
 from __future__ import annotations
 
 import io
+import json
 import os
 import time
 import zipfile
@@ -13,6 +14,7 @@ import pytest
 from django.utils import timezone
 
 from conversations import services
+from prompts.models import Prompt
 from transfers import export_jobs
 from transfers.models import ExportJob
 
@@ -36,6 +38,8 @@ def test_all_conversations_come_back_as_markdown_files_in_a_zip(api, bob_api, al
     make_conversation(alice, title="Lisbon", contents=["Plan three days", "Day one…"])
     services.create_conversation(user=alice, title="Secret temp", temporary=True)
     make_conversation(bob, title="Bob's own", contents=["not hers"])
+    Prompt.objects.create(owner=alice, command="plan", title="여행 계획", content="{{city}} 3일")
+    Prompt.objects.create(owner=bob, command="bobs", title="Bob's", content="not hers")
     started = api.post("/exports", {"format": "markdown-zip"})
     assert started.status_code == 202, started.content
     job = started.json()
@@ -50,8 +54,10 @@ def test_all_conversations_come_back_as_markdown_files_in_a_zip(api, bob_api, al
     data = b"".join(response.streaming_content)
     assert len(data) == done["size_bytes"]
     archive = zipfile.ZipFile(io.BytesIO(data))
-    names = sorted(archive.namelist())
+    names = sorted(n for n in archive.namelist() if n != "prompts.json")
     assert len(names) == 2 and all(n.endswith(".md") for n in names)
+    # Her prompts go with them, as the Prompts page's Export writes them (and reads back).
+    assert json.loads(archive.read("prompts.json")) == api.get("/prompts/export").json()
     texts = "\n".join(archive.read(n).decode() for n in names)
     assert "# 부산 여행" in texts and "좋아요 **계획**" in texts and "# Lisbon" in texts
     assert "Secret temp" not in texts and "Bob's own" not in texts

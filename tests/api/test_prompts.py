@@ -154,3 +154,58 @@ def test_the_prompts_page_of_someone_elses_prompt_is_404(bob_client, alice):
     assert bob_client.get(f"/prompts/{prompt.pk}/edit/").status_code == 404
     assert bob_client.post(f"/prompts/{prompt.pk}/delete/").status_code == 404
     assert Prompt.objects.filter(pk=prompt.pk).exists()
+
+
+# --- a person's prompts as a file: exported, imported, in the data export --------------------
+def test_prompts_export_and_import_into_another_account_once(api, bob_api, alice, bob):
+    api.post("/prompts", REVIEW)
+    api.post("/prompts", {"command": "busan", "title": "부산 여행", "content": "{{도시}} 일정"})
+    exported = api.get("/prompts/export")
+    assert exported.status_code == 200
+    assert exported["Content-Disposition"] == 'attachment; filename="prompts.json"'
+    data = exported.json()
+    assert data["format"] == "chat-prompts" and data["version"] == 1
+    assert [p["command"] for p in data["prompts"]] == ["busan", "review"]
+    assert "부산 여행" in exported.content.decode()  # Korean as it is, not escaped
+    bob_api.post("/prompts", {"command": "review", "title": "Bob's", "content": "his own"})
+    first = bob_api.post("/prompts/import", data)
+    assert first.status_code == 200, first.content
+    assert first.json() == {"created": ["busan"], "skipped": ["review"]}
+    theirs = {p.command: p for p in Prompt.objects.filter(owner=bob)}
+    assert theirs["review"].content == "his own"  # never overwritten
+    assert theirs["busan"].content == "{{도시}} 일정" and not theirs["busan"].shared
+    again = bob_api.post("/prompts/import", data)
+    assert again.json() == {"created": [], "skipped": ["busan", "review"]}
+    assert Prompt.objects.filter(owner=bob).count() == 2
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {},
+        {"format": "chat-presets", "version": 1, "prompts": []},
+        {"format": "chat-prompts", "version": 2, "prompts": []},
+        {"format": "chat-prompts", "version": 1, "prompts": [{**REVIEW, "shared": True}]},
+        {"format": "chat-prompts", "version": 1, "prompts": [{**REVIEW, "command": "Bad!"}]},
+        {"format": "chat-prompts", "version": 1, "prompts": [{**REVIEW, "content": "a\x00b"}]},
+        {"format": "chat-prompts", "version": 1, "prompts": [{**REVIEW, "content": "x" * 16_001}]},
+        {"format": "chat-prompts", "version": 1, "prompts": [REVIEW] * 501},
+        {"format": "chat-prompts", "version": 1, "prompts": [REVIEW, "review"]},
+    ],
+)
+def test_a_file_that_is_not_a_prompts_file_is_refused_and_adds_nothing(api, alice, body):
+    response = api.post("/prompts/import", body)
+    assert response.status_code == 422, response.content
+    assert not Prompt.objects.filter(owner=alice).exists()
+
+
+def test_an_import_past_the_most_one_person_may_keep_adds_nothing(api, alice):
+    Prompt.objects.bulk_create(
+        Prompt(owner=alice, command=f"p{n}", title="t", content="c") for n in range(499)
+    )
+    two = [{**REVIEW, "command": "one"}, {**REVIEW, "command": "two"}]
+    refused = api.post("/prompts/import", {"format": "chat-prompts", "version": 1, "prompts": two})
+    assert refused.status_code == 422 and "500" in refused.json()["error"]["message"]
+    assert Prompt.objects.filter(owner=alice).count() == 499
+    one = {"format": "chat-prompts", "version": 1, "prompts": two[:1]}
+    assert api.post("/prompts/import", one).json()["created"] == ["one"]

@@ -72,3 +72,32 @@ def test_slash_lists_prompts_and_a_picked_one_asks_for_its_variables(new_context
     options.filter(has_text="/weekly").click()  # no variables: straight into the box
     expect(box).to_have_value("Write the weekly report.")
     assert errors == []
+
+
+def test_prompts_exported_from_one_account_are_imported_into_another(new_context, alice, bob):
+    Prompt.objects.create(owner=alice, command="weekly", title="주간 보고", content="Write it.")
+    page = new_context(alice).new_page()
+    page.goto("/prompts/")
+    with page.expect_download() as download:
+        page.locator("#export-prompts").click()
+    exported = download.value.path().read_bytes()
+    assert download.value.suggested_filename == "prompts.json"
+
+    theirs = new_context(bob).new_page()
+    errors = []
+    theirs.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    theirs.goto("/prompts/")
+    theirs.set_input_files(
+        "#import-prompts",
+        files=[{"name": "prompts.json", "mimeType": "application/json", "buffer": exported}],
+    )
+    expect(theirs.locator(".toast")).to_have_text("Added 1 prompt.")
+    expect(theirs.locator(".preset-card h2")).to_have_text("/weekly 주간 보고")
+    assert Prompt.objects.get(owner=bob).content == "Write it."
+    theirs.set_input_files(
+        "#import-prompts",
+        files=[{"name": "notes.json", "mimeType": "application/json", "buffer": b"{not json"}],
+    )
+    expect(theirs.locator(".toast")).to_have_text("That file is not a prompts file.")
+    assert Prompt.objects.filter(owner=bob).count() == 1
+    assert errors == []

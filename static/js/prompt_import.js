@@ -1,0 +1,35 @@
+// The Prompts page's import: a prompts file (from Export, or the prompts.json of a data
+// export) is read here and sent to POST /api/v1/prompts/import; the page then shows them.
+import { api } from "./api.js";
+import { toast } from "./dom.js";
+import { _, format, ngettext } from "./i18n.js";
+
+const input = document.getElementById("import-prompts");
+input?.addEventListener("change", async () => {
+  const file = input.files[0];
+  input.value = "";
+  if (!file) return;
+  let data;
+  try {
+    data = JSON.parse(await file.text());
+  } catch {
+    toast(_("That file is not a prompts file."), { error: true });
+    return;
+  }
+  try {
+    const result = await api("POST", "/prompts/import", data);
+    const added = format(ngettext("Added %(n)s prompt.", "Added %(n)s prompts.", result.created.length), { n: result.created.length });
+    const skipped = result.skipped.length
+      ? " " + format(ngettext("%(n)s skipped: you already have that command.", "%(n)s skipped: you already have those commands.", result.skipped.length), { n: result.skipped.length })
+      : "";
+    sessionStorage.setItem("prompts-imported", added + skipped);
+    location.reload();
+  } catch (error) {
+    toast(error.code === "invalid" && !data.format ? _("That file is not a prompts file.") : error.message, { error: true });
+  }
+});
+const imported = sessionStorage.getItem("prompts-imported");
+if (imported) {
+  sessionStorage.removeItem("prompts-imported");
+  toast(imported);
+}
