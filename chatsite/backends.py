@@ -53,6 +53,18 @@ def database(url: str, *, pool_size: int, pool_timeout: float, var_dir: Path) ->
     return db
 
 
+def tasks(database: dict[str, Any]) -> dict[str, Any]:
+    """TASKS: on PostgreSQL, tasks wait in the database for `manage.py worker` (any number,
+    on any machine: claimed with SKIP LOCKED); on SQLite they run where they are enqueued,
+    so `bin/run` stays one command. CHAT_TASKS=immediate|database chooses otherwise."""
+    chosen = os.environ.get("CHAT_TASKS") or (
+        "database" if database["ENGINE"] == "core.db.postgresql" else "immediate"
+    )
+    if chosen == "database":
+        return {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default"]}}
+    return {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}}
+
+
 def channel_layers(redis_url: str | None) -> dict[str, Any]:
     """CHANNEL_LAYERS: Redis pub/sub across processes, or in memory (one process)."""
     if not redis_url:

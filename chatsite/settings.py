@@ -61,6 +61,9 @@ INSTALLED_APPS = [
     "voice",
     "usage",
     "audit",
+    "django_tasks",
+    "django_tasks_db",  # the tasks' table, its admin (failed tasks and their tracebacks)
+    "jobs",  # the workers' heartbeat: a task whose worker died runs again
 ]
 
 MIDDLEWARE = [
@@ -150,6 +153,7 @@ REDIS_URL = os.environ.get("REDIS_URL") or None
 # The most connections the app's own Redis client holds per process (progress, rate limits,
 # presence); past it a command waits for a free one. See docs/deployment.md.
 REDIS_MAX_CONNECTIONS = int(os.environ.get("REDIS_MAX_CONNECTIONS", 100))
+TASKS = backends.tasks(DATABASES["default"])
 CHANNEL_LAYERS = backends.channel_layers(REDIS_URL)
 CACHES = backends.caches(REDIS_URL)
 

@@ -33,6 +33,7 @@ class DocumentOut(Schema):
     size_bytes: int
     section_count: int
     chunk_count: int
+    indexed_chunks: int = Field(description="chunks searchable by meaning yet (of chunk_count)")
     created_at: datetime
 
 
@@ -86,6 +87,7 @@ def _document(document: Document) -> dict[str, Any]:
         "size_bytes": document.size_bytes,
         "section_count": document.section_count,
         "chunk_count": document.chunk_count,
+        "indexed_chunks": selectors.indexed_count(document),
         "created_at": document.created_at,
     }
 

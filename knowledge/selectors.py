@@ -7,7 +7,7 @@ from collections.abc import Collection
 from typing import Any, TypedDict
 
 from asgiref.sync import sync_to_async
-from django.db.models import Q, QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
@@ -15,6 +15,7 @@ from core.db_async import db_async
 from core.errors import NotFound
 from core.ids import parse_uuid
 
+from . import embeddings
 from .chunking import Section, split_sections
 from .models import Document, DocumentChunk
 
@@ -41,8 +42,19 @@ def _user_id(user: Any) -> Any:
 
 
 def list_documents(*, user: Any) -> QuerySet[Document]:
-    """Return the user's documents, newest first (without their text)."""
-    return Document.objects.filter(owner_id=_user_id(user), scope__isnull=True).defer("text")
+    """Return the user's documents, newest first (without their text), each with how many
+    of its chunks are embedded already (`indexed_count`: the worker's progress)."""
+    indexed = Count("chunks", filter=Q(chunks__embedding_model=embeddings.model_id()))
+    found = Document.objects.filter(owner_id=_user_id(user), scope__isnull=True)
+    return found.defer("text").annotate(indexed_count=indexed)
+
+
+def indexed_count(document: Document) -> int:
+    """How many of the document's chunks are embedded already (searchable by meaning)."""
+    if hasattr(document, "indexed_count"):
+        return document.indexed_count
+    chunks = DocumentChunk.objects.filter(document_id=document.pk)
+    return chunks.filter(embedding_model=embeddings.model_id()).count()
 
 
 def get_document_for_user(*, user: Any, document_id: Any) -> Document:

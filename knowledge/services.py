@@ -12,7 +12,7 @@ from django.utils.translation import gettext as _
 from core.errors import Invalid, TooLarge
 from text.words import index_terms
 
-from . import vectors
+from . import tasks, vectors
 from .chunking import chunk_sections, split_sections
 from .extraction import extract_text, kind_for
 from .models import TITLE_MAX_LENGTH, Document, DocumentChunk
@@ -93,7 +93,7 @@ def upload_document(
     with transaction.atomic():
         document.save()
         DocumentChunk.objects.bulk_create(chunks, batch_size=500)
-        vectors.embed_later(document.id, document.owner_id)
+        tasks.embed_later(document.id, document.owner_id)
     return document
 
 

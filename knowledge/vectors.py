@@ -18,11 +18,8 @@ from collections.abc import Callable, Collection, Iterable
 from typing import Any
 
 import numpy as np
-from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Count, Max, Q
-
-from core import rls
 
 from . import embeddings
 from .models import DocumentChunk
@@ -82,25 +79,6 @@ def embed_pending(
         forget(owner_id)
         if progress is not None:
             progress(done)
-
-
-def embed_later(document_id: Any, owner_id: Any) -> None:
-    """After the upload commits, embed its chunks on a thread of their own (the request
-    never waits); `KNOWLEDGE_EMBED_IN_BACKGROUND = False` embeds before answering."""
-
-    def run() -> None:
-        try:
-            with rls.as_user(owner_id):
-                embed_pending(owner_id=owner_id, document_id=document_id)
-        except Exception:  # the chunks stay pending: the next run or the command goes on
-            logger.exception("embedding document %s failed", document_id)
-        finally:
-            connection.close()
-
-    if settings.KNOWLEDGE_EMBED_IN_BACKGROUND:
-        transaction.on_commit(lambda: threading.Thread(target=run, daemon=True).start())
-    else:
-        transaction.on_commit(lambda: embed_pending(owner_id=owner_id, document_id=document_id))
 
 
 def nearest(

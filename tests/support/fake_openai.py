@@ -13,7 +13,8 @@ without a `finish_reason` (llama.cpp's server, cut by another request) or withou
 `[DONE]`, send a line that is not JSON. Any text goes on the wire as a server would send
 it: NUL and lone surrogates (`"a\x00\ud800"` in a reply's text or a tool call's
 arguments) as JSON escapes.
-`GET /v1/models` lists `server.models`; `server.audio` answers the audio endpoints
+`GET /v1/models` lists `server.models`; `server.audio` answers the audio endpoints,
+`server.embeddings` the embeddings one
 (tests/support/fake_audio.py). Title requests (agent/titles.py) run in the
 background after a first reply, at a moment no script can foresee: they are answered by
 `title_responder` and kept in `server.title_requests`, apart from the script and
@@ -29,6 +30,7 @@ from typing import Any
 
 from tests.support.dialects import DIALECTS
 from tests.support.fake_audio import FakeAudio
+from tests.support.fake_embeddings import FakeEmbeddings
 from tests.support.fake_images import FakeImages
 from tests.support.openai_replies import (
     Reply,
@@ -66,6 +68,7 @@ class FakeOpenAI:
         self.info_requests: list[str] = []  # what it was asked besides chats ("GET /props")
         self.audio = FakeAudio()  # /v1/audio/transcriptions and /v1/audio/speech
         self.images = FakeImages()  # /v1/images/generations
+        self.embeddings = FakeEmbeddings()  # /v1/embeddings
         self.responder: Responder = responder or default_responder
         self.title_responder: Responder = default_title_responder
         self.models: list[str] = list(models or ["fake-model"])

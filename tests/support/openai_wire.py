@@ -53,6 +53,9 @@ class Handler(BaseHTTPRequestHandler):
         if path.endswith("/images/generations"):
             self._send_body(*fake.images.answer(body))
             return
+        if path.endswith("/embeddings"):
+            self._send_body(*fake.embeddings.answer(body))
+            return
         if path.endswith("/api/show"):
             with fake._lock:
                 fake.info_requests.append(f"POST {path}")
