@@ -67,8 +67,11 @@ async def upload_and_wait(port: int, headers: dict, data: bytes) -> dict:
 
 
 async def one_mode(
-    mode: str, port: int, llm_port: int, headers: dict, ids: list[str], args
+    mode: str, port: int, llm_port: int, headers: dict, ids: list[str], args, uploader: dict
 ) -> dict:
+    """The streams, and (unless `none`) another user's upload meanwhile: the streaming
+    users have no documents, so their turns search none (the cost measured is the upload's)."""
+
     def url_of(i: int) -> str:
         return f"ws://127.0.0.1:{port}/ws/conversations/{ids[i]}/"
 
@@ -87,8 +90,8 @@ async def one_mode(
     if mode == "none":
         return {"streams": await streams()}
     # Warmed first, as a long-running server or worker is: the model loaded, the worker up.
-    await upload_and_wait(port, headers, document(2))
-    upload = asyncio.ensure_future(upload_and_wait(port, headers, document(args.chunks)))
+    await upload_and_wait(port, uploader, document(2))
+    upload = asyncio.ensure_future(upload_and_wait(port, uploader, document(args.chunks)))
     result = {"streams": await streams()}
     result["document"] = await upload
     return result
@@ -129,6 +132,7 @@ def main() -> None:
         for n, mode in enumerate(MODES):
             token, ids = make_fixtures(args.streams)
             headers = {"Authorization": f"Bearer {token}"}
+            uploader = {"Authorization": f"Bearer {make_fixtures(0)[0]}"}
             port = free_port()
             mode_env = {**env, "CHAT_TASKS": "database" if mode == "worker" else "immediate"}
             daphne = [sys.executable, "-m", "chatsite.serve", "-b", "127.0.0.1", "-p", str(port)]
@@ -142,7 +146,7 @@ def main() -> None:
                 worker_for(mode, mode_env, logs / f"bench-embed-worker-{n}.log"),
             ):
                 before = cpu_seconds(app.pid)
-                result = asyncio.run(one_mode(mode, port, llm_port, headers, ids, args))
+                result = asyncio.run(one_mode(mode, port, llm_port, headers, ids, args, uploader))
                 result["web_cpu_s"] = round(cpu_seconds(app.pid) - before, 1)
             runs.setdefault(mode, []).append(result)
     out: dict = {"streams": args.streams, "tokens": args.tokens, "rate": args.rate}

@@ -26,6 +26,7 @@ from .models import TaskWorker
 
 logger = logging.getLogger(__name__)
 
+NICE = int(os.environ.get("CHAT_WORKER_NICE", 10))  # the worker's CPU priority (higher: lower)
 BEAT_SECONDS = float(os.environ.get("CHAT_WORKER_BEAT_SECONDS", 5))
 STALE_SECONDS = float(os.environ.get("CHAT_WORKER_STALE_SECONDS", 30))
 # A failed task runs again after these many seconds, then fails for good (the admin's

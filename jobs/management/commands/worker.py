@@ -34,6 +34,9 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         if options["if_needed"] and not uses_workers():
             return
+        # Background work yields the CPU to the processes that stream replies when they
+        # share a machine (the scheduler runs it when they leave a core idle).
+        os.nice(recovery.NICE)
         worker_id = f"{socket.gethostname()}-{os.getpid()}"[:100]
         recovery.beat(worker_id)
         recovery.reclaim_stale()
