@@ -15,3 +15,13 @@ class TaskWorker(models.Model):
 
     def __str__(self) -> str:
         return self.id
+
+
+class ScheduledRun(models.Model):
+    """When a maintenance command (jobs/schedule.py) is next due."""
+
+    name = models.CharField(primary_key=True, max_length=64)
+    due_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return self.name

@@ -123,3 +123,35 @@ def test_a_turns_prune_leaves_what_the_librarys_leaves(alice, require_postgres):
     assert async_to_sync(thread_state)(ours) == (1, memory_before)
     async_to_sync(_prune_both)(ours, stock)  # again: nothing more goes
     assert async_to_sync(_rows)(ours) == after
+
+
+def test_a_side_by_side_thread_is_kept_while_its_run_runs_and_dropped_after(
+    alice, settings, tmp_path
+):
+    from django.utils import timezone
+
+    from conversations.models import Message, ReplyRun
+
+    if not settings.CHECKPOINT_URL.startswith("postgres"):
+        settings.CHECKPOINT_URL = str(tmp_path / "checkpoints.sqlite3")
+    conversation = services.create_conversation(user=alice)
+    question = services.insert_message(
+        conversation, services.NewMessage(role=Message.Role.USER, content="Compare", tokens_used=1)
+    )
+    running, ended = uuid.uuid4(), uuid.uuid4()
+    for run_id, status in ((running, "running"), (ended, "finished")):
+        ReplyRun.objects.create(
+            id=run_id,
+            conversation=conversation,
+            reply_to=question,
+            lane=1 if status == "running" else 0,
+            status=status,
+            heartbeat_at=timezone.now(),
+        )
+    live, left = (f"{conversation.pk}/side/{run}" for run in (running, ended))
+    async_to_sync(write_unpruned_thread)(live, 2)
+    async_to_sync(write_unpruned_thread)(left, 2)  # its process died before dropping it
+    out = run_command()
+    assert "Traceback" not in out
+    assert async_to_sync(thread_state)(left) == (0, None)
+    assert async_to_sync(thread_state)(live)[1] is not None

@@ -179,3 +179,44 @@ def test_a_failing_embedder_is_tried_again_after_a_backoff(embedder, alice, subp
     )
     assert again.returncode == 0, again.stderr.decode()[-2000:]
     assert _indexed(document) == document.chunk_count
+
+
+def test_the_worker_runs_the_maintenance_cron_used_to_run_once_per_period(
+    alice, subprocess_env, settings
+):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from conversations import services as conversation_services
+    from conversations.models import Conversation
+    from jobs.models import ScheduledRun
+
+    settings.CHAT_RETENTION_ARCHIVED_DAYS = 30
+    subprocess_env["CHAT_RETENTION_ARCHIVED_DAYS"] = "30"
+    old = conversation_services.create_conversation(user=alice, title="Long archived")
+    recent = conversation_services.create_conversation(user=alice, title="Archived yesterday")
+    now = timezone.now()
+    Conversation.objects.filter(pk=old.pk).update(
+        status="archived", archived_at=now - timedelta(days=40)
+    )
+    Conversation.objects.filter(pk=recent.pk).update(
+        status="archived", archived_at=now - timedelta(days=1)
+    )
+    command = [sys.executable, "manage.py", "worker", "--batch", "--interval", "0"]
+    done = subprocess.run(command, cwd=ROOT, env=subprocess_env, capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    ran = DBTaskResult.objects.filter(task_path="jobs.schedule.run_maintenance")
+    assert sorted(r.args_kwargs["args"][0] for r in ran) == [
+        "prune_checkpoints",
+        "purge_archived",
+        "purge_exports",
+    ]
+    assert all(r.status == TaskResultStatus.SUCCESSFUL for r in ran)
+    assert not Conversation.objects.filter(pk=old.pk).exists()
+    assert Conversation.objects.filter(pk=recent.pk).exists()
+    assert ScheduledRun.objects.get(pk="purge_archived").due_at > timezone.now()
+    # Run again within the hour: nothing is due, nothing runs twice.
+    again = subprocess.run(command, cwd=ROOT, env=subprocess_env, capture_output=True, timeout=120)
+    assert again.returncode == 0
+    assert DBTaskResult.objects.filter(task_path="jobs.schedule.run_maintenance").count() == 3

@@ -14,18 +14,34 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 
 from agent import checkpoint, threads
-from conversations.models import Conversation
+from conversations.models import Conversation, ReplyRun
 from core import rls
+from core.ids import parse_uuid
 
 
 @rls.maintenance()  # every user's conversations
 def _missing(thread_ids: list[str]) -> list[str]:
-    """Return the thread ids no conversation has (their conversation was deleted)."""
+    """Return the thread ids no conversation has (their conversation was deleted), and the
+    side-by-side threads (`<conversation>/side/<run>`) whose run is no longer running."""
+    owner = {thread_id: thread_id.split("/", 1)[0] for thread_id in thread_ids}
+    conversations = [pk for pk in set(owner.values()) if parse_uuid(pk)]
     kept = {
         str(pk)
-        for pk in Conversation.objects.filter(pk__in=thread_ids).values_list("pk", flat=True)
+        for pk in Conversation.objects.filter(pk__in=conversations).values_list("pk", flat=True)
     }
-    return [thread_id for thread_id in thread_ids if thread_id not in kept]
+    sides = {t: t.rsplit("/", 1)[1] for t in thread_ids if "/side/" in t}
+    running = {
+        str(pk)
+        for pk in ReplyRun.objects.filter(
+            pk__in=[run for run in sides.values() if parse_uuid(run)],
+            status=ReplyRun.Status.RUNNING,
+        ).values_list("pk", flat=True)
+    }
+    return [
+        thread_id
+        for thread_id in thread_ids
+        if owner[thread_id] not in kept or (thread_id in sides and sides[thread_id] not in running)
+    ]
 
 
 _amissing = sync_to_async(_missing)

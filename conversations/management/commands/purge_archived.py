@@ -15,7 +15,7 @@ class Command(BaseCommand):
     help = (
         "Delete conversations archived more than N days ago (CHAT_RETENTION_ARCHIVED_DAYS),"
         " temporary conversations a day after their last message, and unsent attachments"
-        " older than a day. Run it from cron (hourly keeps temporary ones to about a day)."
+        " older than a day. The workers run it hourly (jobs/schedule.py)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:

@@ -16,11 +16,14 @@ from django.db import connection
 # module path is pinned with the package (pyproject.toml).
 from django_tasks_db.management.commands.db_worker import Worker
 
-from jobs import recovery
+from jobs import recovery, schedule
 
 
 class Command(BaseCommand):
-    help = "Run background tasks (embedding uploads…) until stopped."
+    help = (
+        "Run background tasks until stopped: embedding uploads, and the maintenance cron"
+        " used to run (jobs/schedule.py; CHAT_MAINTENANCE=0 leaves it to cron)."
+    )
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("--interval", type=float, default=1.0, help="seconds between polls")
@@ -40,6 +43,7 @@ class Command(BaseCommand):
         worker_id = f"{socket.gethostname()}-{os.getpid()}"[:100]
         recovery.beat(worker_id)
         recovery.reclaim_stale()
+        schedule.enqueue_due()
         stop = threading.Event()
         beating = threading.Thread(target=_beat, args=(worker_id, stop), daemon=True)
         beating.start()
@@ -73,6 +77,7 @@ def _beat(worker_id: str, stop: threading.Event) -> None:
             try:
                 recovery.beat(worker_id)
                 recovery.reclaim_stale()
+                schedule.enqueue_due()
             except Exception:  # the database away for a moment: beat again next time
                 connection.close()
     finally:

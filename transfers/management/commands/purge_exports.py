@@ -9,7 +9,8 @@ from transfers.export_jobs import purge_expired_exports
 
 class Command(BaseCommand):
     help = (
-        "Delete exports of all conversations (and their zips) older than a day. Run it from cron."
+        "Delete exports of all conversations (and their zips) older than a day."
+        " The workers run it hourly."
     )
 
     def handle(self, *args, **options) -> None:
