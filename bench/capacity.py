@@ -11,7 +11,10 @@ PostgreSQL + Redis. How they arrive (`--arrivals`):
 
 Each step reports added latency (model emits → client receives) and time to first
 token, p50/p99, tokens lost, the server's CPU seconds and RSS, the bench client's and the
-fake model's CPU seconds (they share the machine), the 1-minute load average before
+fake model's CPU seconds. The server runs alone on the first core and the client and the
+fake model on the others (`pinned` in the last line; `--no-pin` leaves them be), so each
+step also says how busy each side's cores were (`server_core_busy`,
+`client_cores_busy`: near 1.0, that side's CPU ran out), the 1-minute load average before
 the step, and the longest stall of the client's own loop (`client_stall_max_ms`: a token
 read late is counted as added latency; the client's cyclic collector is off during a
 step). A last line names the knee: the largest step of the passing run from the first
@@ -41,7 +44,7 @@ import resource
 import subprocess
 import sys
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -134,6 +137,26 @@ def start_py_spy(pid: int, outs: str, seconds: int) -> list[subprocess.Popen]:
     return spies
 
 
+def pin(pid: int, cores: set[int]) -> None:
+    """Run every thread of process `pid` (those it starts later too) on `cores` only."""
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with suppress(ProcessLookupError):  # a thread that just ended
+            os.sched_setaffinity(int(task.name), cores)
+
+
+def pinning(app: int, llm: int) -> dict | None:
+    """The server on the first core, this client and the fake model on the others, so each
+    step says whose CPU ran out; None on a machine of one core (nothing pinned)."""
+    cores = sorted(os.sched_getaffinity(0))
+    if len(cores) < 2:
+        return None
+    server, others = {cores[0]}, set(cores[1:])
+    pin(app, server)
+    pin(llm, others)
+    pin(os.getpid(), others)
+    return {"server": sorted(server), "client_and_model": sorted(others)}
+
+
 def run_step(n: int, ctx: dict, args: argparse.Namespace) -> dict:
     """Stream `n` chats at once; return the step's JSON line (the client's collections
     before and after it are outside its figures)."""
@@ -196,6 +219,11 @@ def _step(n: int, ctx: dict, args: argparse.Namespace) -> dict:
         "wall_s": round(time.monotonic() - started, 1),
         "load_1m_before": load,
     }
+    if ctx["pinned"]:  # how busy each side's cores were: near 1.0 per core, that side ran out
+        line["server_core_busy"] = round(line["server_cpu_s"] / line["wall_s"], 2)
+        others = len(ctx["pinned"]["client_and_model"])
+        used = line["client_cpu_s"] + line["llm_cpu_s"]
+        line["client_cores_busy"] = round(used / line["wall_s"] / others, 2)
     line["passes"] = passes(line)
     return line
 
@@ -213,6 +241,7 @@ def main() -> None:
     parser.add_argument("--pause", type=float, default=3.0, help="seconds between steps")
     parser.add_argument("--py-spy", help="files to record the server's stacks to (.svg, .txt)")
     parser.add_argument("--py-spy-step", type=int, help="the step to profile")
+    parser.add_argument("--no-pin", action="store_true", help="leave the processes unpinned")
     args = parser.parse_args()
     steps = [min(int(s), 2000) for s in args.steps.split(",") if s.strip()]
     fd_limit = raise_fd_limit()
@@ -237,6 +266,7 @@ def main() -> None:
         serve(llm_cmd, llm_port, env, logs / "capacity-llm.log") as llm,
         serve([*daphne, asgi], app_port, env, logs / f"capacity-{args.target}.log") as app,
     ):
+        pinned = pinning(app.pid, llm.pid) if not args.no_pin else None
         print(json.dumps({"daphne_pid": app.pid, "fd_limit": fd_limit}), file=sys.stderr)
         ctx = {
             "app": app.pid,
@@ -245,9 +275,12 @@ def main() -> None:
             "headers": {"Authorization": f"Bearer {token}"},
             "url_of": url_of,
             "used": 1,
+            "pinned": pinned,
         }
         warm = steady(ctx["url_of"], ctx["headers"], llm_port, users=1, per=1, tokens=20, rate=1000)
         warmed = asyncio.run(bounded(warm, 60, 1, 20))  # imports, clients, pools: not measured
+        if pinned:  # the threads the warm-up started (the server's pools) on its core too
+            pin(app.pid, set(pinned["server"]))
         print(json.dumps({"warm_up_ttft_ms": warmed.get("ttft_p50_ms")}), file=sys.stderr)
         for n in steps:
             line = run_step(n, ctx, args)
@@ -264,6 +297,7 @@ def main() -> None:
     bar = {"added_latency_p99_ms_below": KNEE_P99_MS, "tokens_lost": 0}
     steps_run = [x["step"] for x in lines]
     summary = {"knee": knee, "target": args.target, "arrivals": args.arrivals, "bar": bar}
+    summary["pinned"] = pinned
     print(json.dumps(summary | {"steps_run": steps_run}))
 
 
