@@ -134,7 +134,9 @@ async def start_reply(
         run = ReplyRunner(hub, claimed, on_error, model=models[0])
         partner = None
         if claimed.partner is not None:  # side by side: both begin before either streams
-            partner = ReplyRunner(hub, claimed, on_error, model=models[1], run=claimed.partner)
+            partner = ReplyRunner(
+                hub, claimed, on_error, model=models[1], run=claimed.partner, follows=run
+            )
         run.begin()
         if partner is not None:
             partner.begin()

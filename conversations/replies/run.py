@@ -52,6 +52,7 @@ class ReplyRunner:
         *,
         model: str | None = None,
         run: ReplyRun | None = None,
+        follows: ReplyRunner | None = None,
     ) -> None:
         run = run or claimed.run
         assert run is not None
@@ -65,6 +66,11 @@ class ReplyRunner:
         self.key = str(self.conversation.pk)
         self.on_error = on_error
         self.done: asyncio.Future[Message | None] = hub.loop.create_future()
+        # Resolved once this run's generation.started is out (or it ended without one): a
+        # side-by-side pair's second model is announced after the first, so every socket
+        # sees the pair in its lanes' order.
+        self.announced: asyncio.Future[None] = hub.loop.create_future()
+        self.follows = follows
         self.coalescer = Coalescer(
             run_id=str(self.run_id),
             reply_to=str(self.question.pk),
@@ -129,6 +135,7 @@ class ReplyRunner:
             )
         self.hub.register_run(self.handle)
         self.task = self.hub.loop.create_task(self._run(), name=f"reply-{self.run_id}")
+        self.task.add_done_callback(lambda _: self._announce())  # however the task ends
 
     def cancel(self, why: CancelWhy) -> None:
         """Stop the run (a stop request, its conversation deleted, the process ending).
@@ -168,6 +175,8 @@ class ReplyRunner:
                 model=self.model or "",
             )
             await self.hub.watch(self.key)
+            if self.follows is not None:
+                await asyncio.shield(self.follows.announced)
             self.coalescer.post(
                 events.generation_started(
                     run_id=self.run_id,
@@ -176,6 +185,7 @@ class ReplyRunner:
                     model=self.model,
                 )
             )
+            self._announce()
             self.turn = await turns.astart_turn(
                 conversation=self.conversation,
                 user_message=self.question,
@@ -206,10 +216,15 @@ class ReplyRunner:
                 self.fault = thinking_step("memory.unreachable")
                 self._relay(self.fault)  # type: ignore[arg-type]
         finally:
+            self._announce()
             self.finishing = True
             self.reasoning.flush()
             self.coalescer.flush()  # the last chunk leaves before the stored reply is announced
             await self._finish(finished, reason)
+
+    def _announce(self) -> None:
+        if not self.announced.done():
+            self.announced.set_result(None)
 
     def _relay(self, event: AgentEvent) -> None:
         if event["type"] == "token":
