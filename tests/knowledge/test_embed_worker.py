@@ -66,6 +66,12 @@ def _worker(env, *extra: str) -> subprocess.Popen:
     )
 
 
+def _worker_batch(env) -> subprocess.CompletedProcess:
+    """Run a worker until no task is ready."""
+    command = [sys.executable, "manage.py", "worker", "--batch", "--interval", "0"]
+    return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, timeout=180)
+
+
 def _wait(predicate, seconds: float, what: str) -> None:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -94,13 +100,7 @@ def test_an_upload_is_embedded_by_the_worker_and_the_page_shows_how_far(
     client.force_login(alice)
     assert "Indexing… 0%" in client.get("/documents/").content.decode()
 
-    done = subprocess.run(
-        [sys.executable, "manage.py", "worker", "--batch", "--interval", "0"],
-        cwd=ROOT,
-        env=subprocess_env,
-        capture_output=True,
-        timeout=120,
-    )
+    done = _worker_batch(subprocess_env)
     assert done.returncode == 0, done.stderr.decode()[-2000:]
     result = DBTaskResult.objects.get(task_path=TASK)
     assert result.status == TaskResultStatus.SUCCESSFUL and result.return_value == total
@@ -151,13 +151,7 @@ def test_a_worker_killed_mid_document_loses_nothing_and_embeds_nothing_twice(
 def test_a_failing_embedder_is_tried_again_after_a_backoff(embedder, alice, subprocess_env):
     document = _document(alice, 3)
     subprocess_env["EMBEDDING_BASE_URL"] = "http://127.0.0.1:9/v1"  # nothing listens
-    done = subprocess.run(
-        [sys.executable, "manage.py", "worker", "--batch", "--interval", "0"],
-        cwd=ROOT,
-        env=subprocess_env,
-        capture_output=True,
-        timeout=180,
-    )
+    done = _worker_batch(subprocess_env)
     assert done.returncode == 0, done.stderr.decode()[-2000:]
     runs = list(DBTaskResult.objects.filter(task_path=TASK).order_by("enqueued_at"))
     assert len(runs) == 2  # the first, and the one enqueued after its failure
@@ -170,13 +164,7 @@ def test_a_failing_embedder_is_tried_again_after_a_backoff(embedder, alice, subp
     # The embedder back: the retry, once due, embeds the document.
     DBTaskResult.objects.filter(pk=runs[1].pk).update(run_after=runs[0].enqueued_at)
     subprocess_env["EMBEDDING_BASE_URL"] = embedder.base_url
-    again = subprocess.run(
-        [sys.executable, "manage.py", "worker", "--batch", "--interval", "0"],
-        cwd=ROOT,
-        env=subprocess_env,
-        capture_output=True,
-        timeout=120,
-    )
+    again = _worker_batch(subprocess_env)
     assert again.returncode == 0, again.stderr.decode()[-2000:]
     assert _indexed(document) == document.chunk_count
 
@@ -203,8 +191,7 @@ def test_the_worker_runs_the_maintenance_cron_used_to_run_once_per_period(
     Conversation.objects.filter(pk=recent.pk).update(
         status="archived", archived_at=now - timedelta(days=1)
     )
-    command = [sys.executable, "manage.py", "worker", "--batch", "--interval", "0"]
-    done = subprocess.run(command, cwd=ROOT, env=subprocess_env, capture_output=True, timeout=120)
+    done = _worker_batch(subprocess_env)
     assert done.returncode == 0, done.stderr.decode()[-2000:]
     ran = DBTaskResult.objects.filter(task_path="jobs.schedule.run_maintenance")
     assert sorted(r.args_kwargs["args"][0] for r in ran) == [
@@ -217,6 +204,6 @@ def test_the_worker_runs_the_maintenance_cron_used_to_run_once_per_period(
     assert Conversation.objects.filter(pk=recent.pk).exists()
     assert ScheduledRun.objects.get(pk="purge_archived").due_at > timezone.now()
     # Run again within the hour: nothing is due, nothing runs twice.
-    again = subprocess.run(command, cwd=ROOT, env=subprocess_env, capture_output=True, timeout=120)
+    again = _worker_batch(subprocess_env)
     assert again.returncode == 0
     assert DBTaskResult.objects.filter(task_path="jobs.schedule.run_maintenance").count() == 3
