@@ -44,7 +44,7 @@ import resource
 import subprocess
 import sys
 import time
-from contextlib import contextmanager, suppress
+from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -144,14 +144,51 @@ def pin(pid: int, cores: set[int]) -> None:
             os.sched_setaffinity(int(task.name), cores)
 
 
+def family(pid: int) -> list[int]:
+    """`pid` and every process below it (Granian serves from a worker process it starts)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with suppress(OSError, IndexError):
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                children.setdefault(parent, []).append(int(entry.name))
+    found, todo = [], [pid]
+    while todo:
+        found.append(current := todo.pop())
+        todo.extend(children.get(current, []))
+    return found
+
+
+def pin_all(pid: int, cores: set[int]) -> None:
+    for member in family(pid):
+        with suppress(OSError):
+            pin(member, cores)
+
+
+def server_cpu_seconds(pid: int) -> float:
+    """The CPU time of a server and the processes it started."""
+    total = 0.0
+    for member in family(pid):
+        with suppress(OSError):
+            total += cpu_seconds(member)
+    return total
+
+
+def server_rss_mb(pid: int) -> float:
+    return round(sum(rss_mb(member) for member in family(pid)), 1)
+
+
+CORES = sorted(os.sched_getaffinity(0))  # before this process pins itself
+
+
 def pinning(app: int, llm: int) -> dict | None:
     """The server on the first core, this client and the fake model on the others, so each
     step says whose CPU ran out; None on a machine of one core (nothing pinned)."""
-    cores = sorted(os.sched_getaffinity(0))
+    cores = CORES
     if len(cores) < 2:
         return None
     server, others = {cores[0]}, set(cores[1:])
-    pin(app, server)
+    pin_all(app, server)
     pin(llm, others)
     pin(os.getpid(), others)
     return {"server": sorted(server), "client_and_model": sorted(others)}
@@ -170,7 +207,7 @@ def _step(n: int, ctx: dict, args: argparse.Namespace) -> dict:
     offset = ctx["used"]
     ctx["used"] += n * per
     load = round(os.getloadavg()[0], 2)
-    before = (cpu_seconds(ctx["app"]), own_cpu_seconds(), cpu_seconds(ctx["llm"]))
+    before = (server_cpu_seconds(ctx["app"]), own_cpu_seconds(), cpu_seconds(ctx["llm"]))
     spies = []
     if args.py_spy and n == args.py_spy_step:
         spies = start_py_spy(ctx["app"], args.py_spy, int(spread_s + per * args.tokens / args.rate))
@@ -204,7 +241,7 @@ def _step(n: int, ctx: dict, args: argparse.Namespace) -> dict:
     )
     line = {
         "step": n,
-        "target": args.target,
+        "target": ctx["target"],
         "arrivals": args.arrivals,
         "chats": n * per,
         "tok_s": args.rate,
@@ -212,8 +249,8 @@ def _step(n: int, ctx: dict, args: argparse.Namespace) -> dict:
     line["tokens"] = args.tokens
     line |= {k: result[k] for k in keep if result.get(k) not in (None, [])}
     line |= {
-        "server_cpu_s": round(cpu_seconds(ctx["app"]) - before[0], 2),
-        "server_rss_mb": rss_mb(ctx["app"]),
+        "server_cpu_s": round(server_cpu_seconds(ctx["app"]) - before[0], 2),
+        "server_rss_mb": server_rss_mb(ctx["app"]),
         "client_cpu_s": round(own_cpu_seconds() - before[1], 2),
         "llm_cpu_s": round(cpu_seconds(ctx["llm"]) - before[2], 2),
         "wall_s": round(time.monotonic() - started, 1),
@@ -228,6 +265,62 @@ def _step(n: int, ctx: dict, args: argparse.Namespace) -> dict:
     return line
 
 
+SERVERS = ("daphne", "granian")
+TARGETS = ("app", "relay")
+
+
+def server_command(server: str, port: int, asgi: str) -> list[str]:
+    """One server process for `asgi` on `port`: Daphne on uvloop as `bin/run` starts it, or
+    Granian (one worker, its Rust runtime on one thread, uvloop) as `deploy/` runs it."""
+    if server == "daphne":
+        return [sys.executable, "-m", "chatsite.serve", "-b", "127.0.0.1", "-p", str(port), asgi]
+    return [sys.executable, "-m", "chatsite.granian", "--port", str(port), asgi]
+
+
+def figures_of(lines: list[dict], server: str, target: str) -> tuple[int | None, dict]:
+    """The knee of one server and target (the largest step of its passing run from the first
+    step) and its steps by N."""
+    mine = [x for x in lines if x["server"] == server and x["target"] == target]
+    knee = None
+    for line in mine:
+        if not line["passes"]:
+            break
+        knee = line["step"]
+    return knee, {x["step"]: x for x in mine}
+
+
+def cpu_per_token(line: dict) -> float | None:
+    """The server's CPU microseconds per token delivered in a step."""
+    delivered = line["chats"] * line["tokens"] - line["tokens_lost"]
+    return round(line["server_cpu_s"] * 1e6 / delivered, 1) if delivered > 0 else None
+
+
+def against_relay(lines: list[dict], server: str) -> dict:
+    """The app judged against the bare relay on the same server, in the same run: knees,
+    their ratio, and the CPU per token at the app's knee (and the relay's at that step)."""
+    app_knee, app = figures_of(lines, server, "app")
+    relay_knee, relay = figures_of(lines, server, "relay")
+    out: dict = {"server": server, "knee": app_knee, "relay_knee": relay_knee}
+    if app_knee and relay_knee:
+        out["knee_ratio_to_relay"] = round(app_knee / relay_knee, 2)
+    if app_knee and app_knee in relay:
+        ours, theirs = cpu_per_token(app[app_knee]), cpu_per_token(relay[app_knee])
+        out |= {"cpu_us_per_token": ours, "relay_cpu_us_per_token": theirs}
+        if ours and theirs:
+            out["cpu_per_token_ratio_to_relay"] = round(ours / theirs, 2)
+    for n in (200, 400):  # the issue's two reference steps, where they ran
+        for name, steps in (("app", app), ("relay", relay)):
+            if n in steps:
+                out[f"{name}_p99_ms_at_{n}"] = steps[n].get("added_latency_p99_ms")
+                out[f"{name}_tokens_lost_at_{n}"] = steps[n]["tokens_lost"]
+    out["knee_ok"] = bool(app_knee and relay_knee and app_knee >= relay_knee)
+    out["cpu_ok"] = out.get("cpu_per_token_ratio_to_relay", 99) <= CPU_RATIO_GOAL
+    return out
+
+
+CPU_RATIO_GOAL = 1.3
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", default=",".join(map(str, STEPS)))
@@ -236,7 +329,8 @@ def main() -> None:
     parser.add_argument("--per", type=int, default=2, help="chats in a row per person (spread)")
     parser.add_argument("--tokens", type=int, default=300)
     parser.add_argument("--rate", type=int, default=20)
-    parser.add_argument("--target", choices=("app", "relay"), default="app")
+    parser.add_argument("--target", default="app,relay", help="app, relay or both (a,b)")
+    parser.add_argument("--server", default="daphne", help="daphne, granian or both (a,b)")
     parser.add_argument("--step-limit", type=float, help="seconds a step may take (default: above)")
     parser.add_argument("--pause", type=float, default=3.0, help="seconds between steps")
     parser.add_argument("--py-spy", help="files to record the server's stacks to (.svg, .txt)")
@@ -244,61 +338,90 @@ def main() -> None:
     parser.add_argument("--no-pin", action="store_true", help="leave the processes unpinned")
     args = parser.parse_args()
     steps = [min(int(s), 2000) for s in args.steps.split(",") if s.strip()]
+    servers = [s for s in args.server.split(",") if s in SERVERS]
+    targets = [t for t in args.target.split(",") if t in TARGETS]
+    runs = [(server, target) for server in servers for target in targets]
+    if not runs:
+        parser.error(f"--server among {SERVERS}, --target among {TARGETS}")
     fd_limit = raise_fd_limit()
     logs = Path(os.environ.get("BENCH_LOG_DIR", "/tmp"))
-    llm_port, app_port = free_port(), free_port()
+    llm_port = free_port()
     env = app_env(llm_port) | {"RELAY_LLM_URL": f"http://127.0.0.1:{llm_port}/v1"}
     os.environ.update(env)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "chatsite.settings")
-    daphne = [sys.executable, "-m", "chatsite.serve", "-b", "127.0.0.1", "-p", str(app_port)]
-    if args.target == "relay":
-        token, ids, asgi = "", [], "bench.stream_relay:application"
-        url_of = lambda i: f"ws://127.0.0.1:{app_port}/ws/relay/"  # noqa: E731
-    else:
+    per = args.per if args.arrivals == "spread" else 1
+    token, ids = "", []
+    if "app" in targets:
         prepare_database(env)
-        per = args.per if args.arrivals == "spread" else 1
-        token, ids = make_fixtures(sum(steps) * per + 1)  # the first: a warm-up chat
-        asgi = "chatsite.asgi:application"
-        url_of = lambda i: f"ws://127.0.0.1:{app_port}/ws/conversations/{ids[i]}/"  # noqa: E731
-    llm_cmd = [sys.executable, "bench/stream_llm.py", str(llm_port)]
+        token, ids = make_fixtures(len(runs) * (sum(steps) * per + 1))  # + a warm-up each
+    share = sum(steps) * per + 1  # each app server's conversations, each used once
     lines: list[dict] = []
-    with (
-        serve(llm_cmd, llm_port, env, logs / "capacity-llm.log") as llm,
-        serve([*daphne, asgi], app_port, env, logs / f"capacity-{args.target}.log") as app,
-    ):
-        pinned = pinning(app.pid, llm.pid) if not args.no_pin else None
-        print(json.dumps({"daphne_pid": app.pid, "fd_limit": fd_limit}), file=sys.stderr)
-        ctx = {
-            "app": app.pid,
-            "llm": llm.pid,
-            "llm_port": llm_port,
-            "headers": {"Authorization": f"Bearer {token}"},
-            "url_of": url_of,
-            "used": 1,
-            "pinned": pinned,
-        }
-        warm = steady(ctx["url_of"], ctx["headers"], llm_port, users=1, per=1, tokens=20, rate=1000)
-        warmed = asyncio.run(bounded(warm, 60, 1, 20))  # imports, clients, pools: not measured
-        if pinned:  # the threads the warm-up started (the server's pools) on its core too
-            pin(app.pid, set(pinned["server"]))
-        print(json.dumps({"warm_up_ttft_ms": warmed.get("ttft_p50_ms")}), file=sys.stderr)
-        for n in steps:
-            line = run_step(n, ctx, args)
-            lines.append(line)
-            print(json.dumps(line), flush=True)
-            if args.stop_after_fail and not line["passes"]:
-                break
-            time.sleep(args.pause)
-    knee = None
-    for line in lines:
-        if not line["passes"]:
-            break
-        knee = line["step"]
+    with ExitStack() as stack:
+        llm_cmd = [sys.executable, "bench/stream_llm.py", str(llm_port)]
+        llm = stack.enter_context(serve(llm_cmd, llm_port, env, logs / "capacity-llm.log"))
+        ctxs = {}
+        for k, (server, target) in enumerate(runs):
+            port = free_port()
+            asgi = "chatsite.asgi:application" if target == "app" else RELAY_ASGI
+            log = logs / f"capacity-{server}-{target}.log"
+            proc = stack.enter_context(serve(server_command(server, port, asgi), port, env, log))
+            ctxs[server, target] = {
+                "server": server,
+                "target": target,
+                "app": proc.pid,
+                "llm": llm.pid,
+                "llm_port": llm_port,
+                "headers": {"Authorization": f"Bearer {token}"},
+                "url_of": url_maker(target, port, ids[k * share : (k + 1) * share]),
+            }
+        pinned = None
+        for ctx in ctxs.values():
+            ctx["pinned"] = pinned = pinning(ctx["app"], llm.pid) if not args.no_pin else None
+            warm_up(ctx)
+        print(json.dumps({"server_pids": {f"{s}-{t}": c["app"] for (s, t), c in ctxs.items()},
+                          "fd_limit": fd_limit}), file=sys.stderr)  # fmt: skip
+        failed: set[tuple[str, str]] = set()
+        for i, n in enumerate(steps):
+            # Alternated: the order of the servers and targets turns round at each step.
+            for key in runs if i % 2 == 0 else runs[::-1]:
+                if key in failed:
+                    continue
+                line = {"server": key[0]} | run_step(n, ctxs[key], args)
+                lines.append(line)
+                print(json.dumps(line), flush=True)
+                if args.stop_after_fail and not line["passes"]:
+                    failed.add(key)
+                time.sleep(args.pause)
     bar = {"added_latency_p99_ms_below": KNEE_P99_MS, "tokens_lost": 0}
-    steps_run = [x["step"] for x in lines]
-    summary = {"knee": knee, "target": args.target, "arrivals": args.arrivals, "bar": bar}
-    summary["pinned"] = pinned
-    print(json.dumps(summary | {"steps_run": steps_run}))
+    summary: dict = {"arrivals": args.arrivals, "bar": bar, "pinned": pinned, "steps_run": steps}
+    summary["knees"] = {f"{s}-{t}": figures_of(lines, s, t)[0] for s, t in runs}
+    if "app" in targets and "relay" in targets:
+        summary["against_relay"] = [against_relay(lines, server) for server in servers]
+    print(json.dumps(summary))
+
+
+RELAY_ASGI = "bench.stream_relay:application"
+
+
+def url_maker(target: str, port: int, ids: list[str]):
+    """The websocket URL of a server's i-th chat: the relay's one route, or for the app its
+    i-th conversation."""
+    if target == "relay":
+        return lambda i: f"ws://127.0.0.1:{port}/ws/relay/"
+    return lambda i: f"ws://127.0.0.1:{port}/ws/conversations/{ids[i]}/"
+
+
+def warm_up(ctx: dict) -> None:
+    """One chat unmeasured: imports, clients, pools; then the threads it started (the
+    server's pools) are pinned to the server's core too."""
+    warm = steady(ctx["url_of"], ctx["headers"], ctx["llm_port"], users=1, per=1, tokens=20,
+                  rate=1000)  # fmt: skip
+    warmed = asyncio.run(bounded(warm, 60, 1, 20))
+    ctx["used"] = 1
+    if ctx["pinned"]:
+        pin_all(ctx["app"], set(ctx["pinned"]["server"]))
+    print(json.dumps({"warm_up_ttft_ms": warmed.get("ttft_p50_ms"), "of": ctx["target"]}),
+          file=sys.stderr)  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -70,8 +70,9 @@ def reclaim_stale() -> int:
 
 def again_later(task: Any, attempt: int, *args: Any, **kwargs: Any) -> bool:
     """Enqueue `task(*args, attempt=attempt + 1, **kwargs)` after its backoff; False when
-    `attempt` was the last (the caller then lets the failure stand)."""
-    if attempt > len(BACKOFF_SECONDS):
+    `attempt` was the last, or when tasks run where they are enqueued (SQLite: nothing
+    waits for later there), and the caller then lets the failure stand."""
+    if attempt > len(BACKOFF_SECONDS) or not task.get_backend().supports_defer:
         return False
     delay = timedelta(seconds=BACKOFF_SECONDS[attempt - 1])
     task.using(run_after=timezone.now() + delay).enqueue(*args, attempt=attempt + 1, **kwargs)

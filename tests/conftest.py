@@ -220,3 +220,19 @@ def subprocess_env(tmp_path) -> dict[str, str]:
     env.pop("OPENAI_API_KEY", None)
     env.pop("OPENAI_BASE_URL", None)
     return env
+
+
+@pytest.fixture
+def run_tasks(subprocess_env, settings):
+    """Run the tasks enqueued so far as the site does: a real `manage.py worker` on
+    PostgreSQL (to the end of those ready, sharing this test's files); on SQLite they ran
+    where they were enqueued (the immediate backend), so there is nothing left to run."""
+    from jobs.management.commands.worker import uses_workers
+    from tests.support import workers
+
+    def run() -> None:
+        if uses_workers():
+            media = {"CHAT_MEDIA_DIR": str(settings.MEDIA_ROOT), "CHAT_MAINTENANCE": "0"}
+            workers.run_batch(subprocess_env | media)
+
+    return run

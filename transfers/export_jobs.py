@@ -1,26 +1,29 @@
-"""Exports of all of a user's conversations: a zip of Markdown files, written on a thread
-after the request (SPEC: `POST /api/v1/exports`), kept `KEEP` for download.
+"""Exports of all of a user's conversations: a zip of Markdown files, written by a task
+after the request (SPEC: `POST /api/v1/exports`; `manage.py worker` on PostgreSQL, never the
+web process that streams replies), kept `KEEP` for download.
 
 One job a person at a time. The zip is written to a temporary file as `exports.iter_zip`
 yields it (one conversation at a time: memory stays flat however many there are), then
-handed to the storage. A job whose process died stops sending its heartbeat; after
-`STALE` it reads as failed and another may start.
+handed to the storage. A worker killed while writing leaves the task to another worker,
+which writes the zip again from the start (jobs/recovery.py); a job nobody writes any more
+(no worker at all) stops sending its heartbeat, and after `STALE` it reads as failed and
+another may start.
 """
 
 from __future__ import annotations
 
 import logging
 import tempfile
-import threading
 import time
 from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
 from django.core.files import File
-from django.db import connections, transaction
+from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django_tasks import task
 
 from conversations.models import Conversation
 from core import rls
@@ -50,7 +53,7 @@ def start_export(*, user: Any, format: str, include_metadata: bool = False) -> E
         job = ExportJob.objects.create(
             owner_id=user.pk, format=format, include_metadata=include_metadata
         )
-        transaction.on_commit(lambda: _start(job.pk, user.pk))
+        transaction.on_commit(lambda: write_export.enqueue(str(job.pk), user.pk))
     return job
 
 
@@ -76,13 +79,10 @@ def _fail_if_stale(job: ExportJob) -> bool:
     return True
 
 
-def _start(job_id: Any, user_id: Any) -> None:
-    name = f"export-{job_id}"
-    threading.Thread(target=run_export, args=(job_id, user_id), name=name, daemon=True).start()
-
-
-def run_export(job_id: Any, user_id: Any) -> None:
-    """Write the job's zip and store it; whatever fails, the job ends failed, never stuck."""
+@task()
+def write_export(job_id: str, user_id: int) -> None:
+    """Write the job's zip and store it; whatever fails, the job ends failed, never stuck
+    (a person starts it again: an export is not retried behind their back)."""
     try:
         with rls.as_user(user_id):
             _write(job_id, user_id)
@@ -95,8 +95,6 @@ def run_export(job_id: Any, user_id: Any) -> None:
                 finished_at=timezone.now(),
                 updated_at=timezone.now(),
             )
-    finally:
-        connections.close_all()  # this thread's own
 
 
 def _write(job_id: Any, user_id: Any) -> None:

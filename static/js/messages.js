@@ -3,6 +3,7 @@
 import { copyText, el, parseFragment, toast } from "./dom.js";
 import { _, format, ngettext } from "./i18n.js";
 import { artifactKind, previewButton } from "./artifacts.js";
+import { initLanes } from "./lanes.js";
 import { renderRich } from "./rich.js";
 import { stepText } from "./steps.js";
 
@@ -18,6 +19,7 @@ export function initMessages(root, { markSeen }) {
   const streams = new Map(); // run id -> <li>
   const isStreaming = (li) => li === waiting || (li.dataset.run && streams.get(li.dataset.run) === li);
   const firstStreaming = () => waiting || streams.values().next().value || null;
+  const lanes = initLanes(list, isStreaming);
 
   // --- rendering -----------------------------------------------------------------------
   function messageItems() {
@@ -113,13 +115,7 @@ export function initMessages(root, { markSeen }) {
     if (replacing) {
       if (replacing === waiting) waiting = null;
       streams.delete(message.id);
-      if (replacing.dataset.lane) {
-        // The first of a pair stored is where the branch goes on; the other stands aside.
-        const partnerStored = [...list.querySelectorAll(":scope > li.lane")].some((li) =>
-          li !== replacing && li.dataset.replyTo === replacing.dataset.replyTo && li.dataset.stored);
-        if (partnerStored) replacing.dataset.aside = "1";
-        replacing.dataset.stored = "1";
-      }
+      lanes.stored(replacing);
       placeholder.id = `msg-${message.id}`;
       placeholder.dataset.id = message.id;
       placeholder.dataset.seq = message.sequence_number;
@@ -133,7 +129,7 @@ export function initMessages(root, { markSeen }) {
       const fragment = parseFragment(await response.text());
       const node = fragment.querySelector("li.message");
       node.dataset.final = "1";
-      if (placeholder.dataset.lane) keepLane(placeholder, node);
+      lanes.carry(placeholder, node);
       enhance(node);
       placeholder.replaceWith(node);
       if (stick) scrollToBottom();
@@ -147,9 +143,7 @@ export function initMessages(root, { markSeen }) {
   // another tab's switch): show the current branch instead.
   function show(message) {
     texts.set(message.id, message.content);
-    // The next question goes on from the reply kept: the other of a pair steps out of view
-    // (it stays a sibling version of it).
-    if (message.role === "user") for (const li of list.querySelectorAll(":scope > li[data-aside]")) li.remove();
+    if (message.role === "user") lanes.dropAside();
     const follows = (message.parent_id || null) === shownLeaf();
     if (!follows && !document.getElementById(`msg-${message.id}`)) reloadBranch();
     else {
@@ -183,10 +177,7 @@ export function initMessages(root, { markSeen }) {
     li.dataset.replyTo = run.replyTo || "";
     streams.set(run.id, li);
     const partner = run.replyTo && [...streams.values()].find((other) => other !== li && other.dataset.replyTo === run.replyTo);
-    if (partner) {
-      markLane(partner, 0, partner.dataset.model || "");
-      markLane(li, 1, run.model);
-    }
+    if (partner) lanes.pair(partner, li, run.model);
     li.dataset.model = run.model || "";
     return li;
   }
@@ -195,43 +186,6 @@ export function initMessages(root, { markSeen }) {
     const stick = nearBottom();
     list.append(li);
     if (stick) scrollToBottom();
-  }
-
-  // One of a side-by-side pair: its model named above it and, once stored, "Keep this".
-  function markLane(li, lane, model) {
-    li.classList.add("lane");
-    li.dataset.lane = String(lane);
-    list.classList.add("has-pair");
-    if (li.querySelector(".lane-head")) return;
-    li.prepend(el("div", { className: "lane-head" },
-      el("span", { className: "lane-model", text: model || _("Default model") })));
-  }
-
-  // A lane's stored reply keeps its place, its model's name and gains "Keep this".
-  function keepLane(placeholder, node) {
-    for (const key of ["lane", "replyTo", "model", "aside", "stored"]) {
-      if (placeholder.dataset[key] !== undefined) node.dataset[key] = placeholder.dataset[key];
-    }
-    node.classList.add("lane");
-    const head = placeholder.querySelector(".lane-head") || el("div", { className: "lane-head" });
-    const model = head.querySelector(".lane-model")?.textContent || "";
-    head.replaceChildren(el("span", { className: "lane-model", text: model }),
-      el("button", { type: "button", className: "lane-keep", "data-id": node.dataset.id,
-        "aria-label": format(_("Keep the answer of %(model)s"), { model }), text: _("Keep this") }));
-    node.prepend(head);
-  }
-
-  // The person kept one of a pair: the other leaves the view (a sibling version still).
-  function keepOnly(id) {
-    for (const li of list.querySelectorAll(":scope > li.lane")) {
-      if (li.dataset.id === id) {
-        li.classList.remove("lane");
-        delete li.dataset.lane;
-        delete li.dataset.aside;
-        li.querySelector(".lane-head")?.remove();
-      } else if (!isStreaming(li)) li.remove();
-    }
-    if (!list.querySelector(":scope > li.lane")) list.classList.remove("has-pair");
   }
 
   function streamOf(frame) {
@@ -329,7 +283,7 @@ export function initMessages(root, { markSeen }) {
       if (li === waiting) waiting = null;
       else streams.delete(id);
     }
-    if (!list.querySelector(":scope > li.lane")) list.classList.remove("has-pair");
+    lanes.settle();
   }
 
   // --- pages of the branch ---------------------------------------------------------------
@@ -354,7 +308,7 @@ export function initMessages(root, { markSeen }) {
         const idOf = (li) => li.dataset.id || li.id.replace(/^msg-/, "");
         const later = messageItems().filter((li) => arrivedWhileReloading.has(idOf(li)) && !fetched.has(idOf(li)));
         for (const li of messageItems()) if (!isStreaming(li) && !later.includes(li)) li.remove();
-        if (!list.querySelector(":scope > li.lane")) list.classList.remove("has-pair");
+        lanes.settle();
         const streaming = firstStreaming();
         const before = later[0] || (streaming && streaming.parentElement === list ? streaming : null);
         for (const node of nodes) {
@@ -453,7 +407,7 @@ export function initMessages(root, { markSeen }) {
     showStep,
     showSources,
     dropEmptyReply,
-    keepOnly,
+    keepOnly: lanes.keepOnly,
     reloadBranch,
     start,
   };

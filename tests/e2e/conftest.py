@@ -15,6 +15,7 @@ from django.test import Client
 
 from tests.conftest import database_url_for_subprocesses, require_service
 from tests.parallel import free_port
+from tests.support import workers
 from tests.support.daphne import stop, wait_for_port
 from tests.support.fake_openai import FakeOpenAI
 
@@ -41,7 +42,9 @@ _free_port = free_port
 
 @contextmanager
 def serve_daphne(var: Path, database_url: str, **overrides: str) -> Iterator[str]:
-    """Run Daphne (HTTP + websockets) as a real process sharing the test database.
+    """Run Daphne (HTTP + websockets) as a real process sharing the test database, with a
+    `manage.py worker` beside it for the background tasks (exports, embedding), as
+    `bin/run` does (on SQLite the tasks run in the server and the worker exits at once).
 
     A subprocess, not a fork: a fork of this process would inherit executor and pool
     objects whose threads do not exist in the child, and hang on its first database call.
@@ -62,6 +65,9 @@ def serve_daphne(var: Path, database_url: str, **overrides: str) -> Iterator[str
     env.update(overrides)
     port = _free_port()
     log = open(var / "daphne.log", "w")  # noqa: SIM115 - closed below
+    worker_log = open(var / "worker.log", "w")  # noqa: SIM115 - closed below
+    # Maintenance off: it would purge what the tests' fixtures date in the past.
+    worker = workers.start(env | {"CHAT_MAINTENANCE": "0"}, "--if-needed", log=worker_log)
     server = subprocess.Popen(
         [sys.executable, "-m", "chatsite.serve", "-b", "127.0.0.1", "-p", str(port),
          "chatsite.asgi:application"],
@@ -74,8 +80,9 @@ def serve_daphne(var: Path, database_url: str, **overrides: str) -> Iterator[str
         wait_for_port(port, server)
         yield f"http://localhost:{port}"
     finally:
-        stop([server])
+        stop([server, worker])
         log.close()
+        worker_log.close()
 
 
 @pytest.fixture(scope="session")

@@ -7,10 +7,7 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
 from django.test import Client
@@ -20,11 +17,11 @@ from django_tasks_db.models import DBTaskResult
 from knowledge import services
 from knowledge.models import DocumentChunk
 from knowledge.selectors import indexed_count
+from tests.support import workers
 from tests.support.fake_openai import FakeOpenAI
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("require_postgres")]
 
-ROOT = Path(__file__).resolve().parents[2]
 TASK = "knowledge.tasks.embed_document"
 
 
@@ -55,23 +52,6 @@ def _document(user, sections: int):
     return services.upload_document(user=user, filename="harbours.md", data=text.encode())
 
 
-def _worker(env, *extra: str) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, "manage.py", "worker", "--interval", "0.2", *extra],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
-
-
-def _worker_batch(env) -> subprocess.CompletedProcess:
-    """Run a worker until no task is ready."""
-    command = [sys.executable, "manage.py", "worker", "--batch", "--interval", "0"]
-    return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, timeout=180)
-
-
 def _wait(predicate, seconds: float, what: str) -> None:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -100,8 +80,7 @@ def test_an_upload_is_embedded_by_the_worker_and_the_page_shows_how_far(
     client.force_login(alice)
     assert "Indexing… 0%" in client.get("/documents/").content.decode()
 
-    done = _worker_batch(subprocess_env)
-    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    workers.run_batch(subprocess_env)
     result = DBTaskResult.objects.get(task_path=TASK)
     assert result.status == TaskResultStatus.SUCCESSFUL and result.return_value == total
     assert _indexed(document) == total
@@ -116,7 +95,7 @@ def test_a_worker_killed_mid_document_loses_nothing_and_embeds_nothing_twice(
     document = _document(alice, 300)
     total = document.chunk_count
     assert total > 512  # three transactions at least
-    first = _worker(subprocess_env)
+    first = workers.start(subprocess_env)
     try:
         _wait(lambda: _indexed(document) >= 256, 60, "the first batch stored")
         os.killpg(first.pid, signal.SIGKILL)
@@ -129,7 +108,7 @@ def test_a_worker_killed_mid_document_loses_nothing_and_embeds_nothing_twice(
     task = DBTaskResult.objects.get(task_path=TASK)
     assert task.status == TaskResultStatus.RUNNING  # left so by the dead worker
 
-    second = _worker(subprocess_env)
+    second = workers.start(subprocess_env)
     try:
         _wait(
             lambda: DBTaskResult.objects.get(task_path=TASK).status == TaskResultStatus.SUCCESSFUL,
@@ -151,8 +130,7 @@ def test_a_worker_killed_mid_document_loses_nothing_and_embeds_nothing_twice(
 def test_a_failing_embedder_is_tried_again_after_a_backoff(embedder, alice, subprocess_env):
     document = _document(alice, 3)
     subprocess_env["EMBEDDING_BASE_URL"] = "http://127.0.0.1:9/v1"  # nothing listens
-    done = _worker_batch(subprocess_env)
-    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    workers.run_batch(subprocess_env)
     runs = list(DBTaskResult.objects.filter(task_path=TASK).order_by("enqueued_at"))
     assert len(runs) == 2  # the first, and the one enqueued after its failure
     assert runs[0].status == TaskResultStatus.SUCCESSFUL and runs[0].return_value == {"retried": 1}
@@ -164,8 +142,7 @@ def test_a_failing_embedder_is_tried_again_after_a_backoff(embedder, alice, subp
     # The embedder back: the retry, once due, embeds the document.
     DBTaskResult.objects.filter(pk=runs[1].pk).update(run_after=runs[0].enqueued_at)
     subprocess_env["EMBEDDING_BASE_URL"] = embedder.base_url
-    again = _worker_batch(subprocess_env)
-    assert again.returncode == 0, again.stderr.decode()[-2000:]
+    workers.run_batch(subprocess_env)
     assert _indexed(document) == document.chunk_count
 
 
@@ -191,8 +168,7 @@ def test_the_worker_runs_the_maintenance_cron_used_to_run_once_per_period(
     Conversation.objects.filter(pk=recent.pk).update(
         status="archived", archived_at=now - timedelta(days=1)
     )
-    done = _worker_batch(subprocess_env)
-    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    workers.run_batch(subprocess_env)
     ran = DBTaskResult.objects.filter(task_path="jobs.schedule.run_maintenance")
     assert sorted(r.args_kwargs["args"][0] for r in ran) == [
         "prune_checkpoints",
@@ -204,6 +180,5 @@ def test_the_worker_runs_the_maintenance_cron_used_to_run_once_per_period(
     assert Conversation.objects.filter(pk=recent.pk).exists()
     assert ScheduledRun.objects.get(pk="purge_archived").due_at > timezone.now()
     # Run again within the hour: nothing is due, nothing runs twice.
-    again = _worker_batch(subprocess_env)
-    assert again.returncode == 0
+    workers.run_batch(subprocess_env)
     assert DBTaskResult.objects.filter(task_path="jobs.schedule.run_maintenance").count() == 3
