@@ -1,8 +1,11 @@
-"""The capacity curve of one Daphne process (issue 37); prints one JSON line per step.
+"""The capacity curve of one server process, judged against the bare relay's (issues 37,
+59); prints one JSON line per step, server and target.
 
 At each step N chats stream at once, each a fresh conversation with 300 tokens at 20
-tokens/s from the paced fake model (bench/stream_llm.py), through one Daphne process on
-PostgreSQL + Redis. How they arrive (`--arrivals`):
+tokens/s from the paced fake model (bench/stream_llm.py), through one server process on
+PostgreSQL + Redis: for each `--server` (daphne, granian) and `--target` (app, relay: the
+floor, bench/stream_relay.py), one process, all started together and taking turns at each
+step, the order turning round from step to step (alternated). How they arrive (`--arrivals`):
 - `spread` (the default, the knee's): N people each have `--per` (2) chats in a row, the
   first ones starting evenly over one reply's length (tokens / rate = 15 s), so N replies
   are streaming at any moment after the ramp, as when N people chat at once;
@@ -18,8 +21,11 @@ step also says how busy each side's cores were (`server_core_busy`,
 the step, and the longest stall of the client's own loop (`client_stall_max_ms`: a token
 read late is counted as added latency; the client's cyclic collector is off during a
 step). A last line names the knee: the largest step of the passing run from the first
-step where p99 added latency < 100 ms and no token is lost. One chat
-before the first step warms the process up (lazy imports, the model client) unmeasured.
+step where p99 added latency < 100 ms and no token is lost, for each server and target,
+and with both targets the app against the relay on each server (`against_relay`: the
+knees' ratio, goal ≥ 1.0; the CPU per token delivered at the app's knee and its ratio to
+the relay's at the same step, goal ≤ 1.3). One chat before the first step warms each
+process up (lazy imports, the model client) unmeasured.
 
 Each step is bounded: its arrivals, its chats in a row at the rate, + 60 s + N / 10 s; then
 the chats still streaming are given up ("timed_out": true): the figures are the finished
@@ -28,8 +34,8 @@ Loopback only. DATABASE_URL (default .../chatsite_capacity, created and migrated
 missing) and REDIS_URL (default db 10).
 
     uv run python bench/capacity.py [--steps 25,50,100,200,400,800] [--stop-after-fail]
-        [--arrivals spread|burst] [--per 2] [--tokens 300] [--rate 20] [--target app|relay]
-        [--step-limit SECONDS]
+        [--server daphne,granian] [--target app,relay]
+        [--arrivals spread|burst] [--per 2] [--tokens 300] [--rate 20] [--step-limit SECONDS]
         [--py-spy /tmp/capacity.svg,/tmp/capacity.txt --py-spy-step 50]
 """
 
@@ -210,7 +216,16 @@ def _step(n: int, ctx: dict, args: argparse.Namespace) -> dict:
     before = (server_cpu_seconds(ctx["app"]), own_cpu_seconds(), cpu_seconds(ctx["llm"]))
     spies = []
     if args.py_spy and n == args.py_spy_step:
-        spies = start_py_spy(ctx["app"], args.py_spy, int(spread_s + per * args.tokens / args.rate))
+        seconds = int(spread_s + per * args.tokens / args.rate)
+        name = f"-{ctx['server']}-{ctx['target']}"  # a file per server and target
+        outs = ",".join(
+            f"{Path(o).with_suffix('')}{name}{Path(o).suffix}" for o in args.py_spy.split(",")
+        )
+        spies = [
+            s
+            for pid in family(ctx["app"])
+            for s in start_py_spy(pid, outs.replace(name, f"{name}-{pid}"), seconds)
+        ]
     started = time.monotonic()
     timeout = args.step_limit or spread_s + per * args.tokens / args.rate + 60 + n / 10
     load_of_step = steady(
@@ -350,17 +365,17 @@ def main() -> None:
     os.environ.update(env)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "chatsite.settings")
     per = args.per if args.arrivals == "spread" else 1
+    share = sum(steps) * per + 1  # each app server's conversations (+ its warm-up), used once
     token, ids = "", []
     if "app" in targets:
         prepare_database(env)
-        token, ids = make_fixtures(len(runs) * (sum(steps) * per + 1))  # + a warm-up each
-    share = sum(steps) * per + 1  # each app server's conversations, each used once
+        token, ids = make_fixtures(len(servers) * share)
     lines: list[dict] = []
     with ExitStack() as stack:
         llm_cmd = [sys.executable, "bench/stream_llm.py", str(llm_port)]
         llm = stack.enter_context(serve(llm_cmd, llm_port, env, logs / "capacity-llm.log"))
         ctxs = {}
-        for k, (server, target) in enumerate(runs):
+        for server, target in runs:
             port = free_port()
             asgi = "chatsite.asgi:application" if target == "app" else RELAY_ASGI
             log = logs / f"capacity-{server}-{target}.log"
@@ -372,7 +387,7 @@ def main() -> None:
                 "llm": llm.pid,
                 "llm_port": llm_port,
                 "headers": {"Authorization": f"Bearer {token}"},
-                "url_of": url_maker(target, port, ids[k * share : (k + 1) * share]),
+                "url_of": url_maker(target, port, ids[servers.index(server) * share :]),
             }
         pinned = None
         for ctx in ctxs.values():
