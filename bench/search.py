@@ -270,7 +270,7 @@ def bench_recall(url: str, user, rng: random.Random) -> dict[str, object]:
         # What autovacuum does in time: without it the planner thinks the conversation holds
         # 20 messages, not 100,000, before and after the search functions alike.
         conn.execute("ANALYZE conversations_message")
-    samples = max(SAMPLES // 5, 50)  # each reads up to 500 rows
+    samples = max(SAMPLES // 5, 50)  # each reads up to recall.MAX_CANDIDATES rows
     return {
         f"recall_{name}_word": rls_timing.measure_rls(
             lambda words: find_older_messages(conversation_id=conversation.pk, words=words),

@@ -226,7 +226,11 @@ class Message(models.Model):
                 name="message_unique_client_id",
             ),
         ]
-        indexes = [models.Index(fields=["role"], name="message_role")]
+        indexes = [
+            models.Index(fields=["role"], name="message_role"),
+            # "How many since the summary" (replies/summaries.py), asked after every reply.
+            models.Index(fields=["conversation", "created_at"], name="message_conversation_time"),
+        ]
 
     def __str__(self) -> str:
         return f"#{self.sequence_number} {self.role}: {self.content[:60]}"

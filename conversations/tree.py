@@ -22,8 +22,13 @@ class Tree:
     children: dict[uuid.UUID | None, list[uuid.UUID]]
 
     @classmethod
-    def of(cls, conversation_id: Any) -> Tree:
+    def of(cls, conversation_id: Any, *, since: int | None = None) -> Tree:
+        """Read the tree, or only its messages numbered `since` or later: a message is
+        numbered after its parent, so a path there is the whole path's tail down from
+        that number (a message whose parent is older is a root of that tree)."""
         rows = Message.objects.filter(conversation_id=conversation_id).order_by("sequence_number")
+        if since is not None:
+            rows = rows.filter(sequence_number__gte=since)
         parent: dict[uuid.UUID, uuid.UUID | None] = {}
         children: dict[uuid.UUID | None, list[uuid.UUID]] = {}
         for pk, parent_id in rows.values_list("pk", "parent_id"):
@@ -85,6 +90,22 @@ def current_branch(conversation: Conversation, tree: Tree | None = None) -> list
     """Return the ids of the current branch, root first (empty for a new conversation)."""
     tree = tree or Tree.of(conversation.pk)
     return tree.path_to(current_leaf(conversation, tree))
+
+
+def branch_tail(conversation: Conversation, limit: int) -> list[uuid.UUID]:
+    """Return the ids of the current branch's newest `limit` messages, root side first.
+
+    Only the conversation's newest messages are read: a window of its latest numbers,
+    twice as wide each time until it holds them (without branches, the first one)."""
+    leaf, span = conversation.current_message_id, limit
+    while True:
+        since = conversation.last_sequence_number - span + 1
+        if leaf is None or since <= 1:
+            return current_branch(conversation)[-limit:]
+        path = Tree.of(conversation.pk, since=since).path_to(leaf)
+        if len(path) >= limit:
+            return path[-limit:]
+        span *= 2
 
 
 def with_siblings(messages: Iterable[Message], tree: Tree | None = None) -> list[Message]:

@@ -12,7 +12,7 @@ from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from .scoring import concept_match, idf_weights, score_chunk
+from .scoring import concept_match, idf, score_chunk
 from .words import Concept, concepts
 
 K = TypeVar("K", bound=Hashable)
@@ -56,13 +56,22 @@ def rank(
     whole, best first; rarer words weigh more (IDF over `population`, default the texts)."""
     if not items or not texts:
         return []
-    weights = idf_weights(list(items), [t for _, t in texts], population or len(texts))
-    ranked = []
+    items = list(items)
+    # Each text is matched once: its document frequencies and its score read the same matches.
+    found = []
     for key, text in texts:
         lowered = text.lower()
-        if not any(concept_match(c, lowered)[0] >= 1.0 for c in items):
+        found.append((key, text, [concept_match(c, lowered) for c in items]))
+    population = population or len(texts)
+    weights = {
+        c.word: idf(population, sum(1 for _, _, m in found if m[i][0] >= 1.0))
+        for i, c in enumerate(items)
+    }
+    ranked = []
+    for key, text, matches in found:
+        if not any(whole >= 1.0 for whole, _ in matches):
             continue
-        score = score_chunk(list(items), heading="", text=text, weights=weights)
+        score = score_chunk(items, heading="", text=text, weights=weights, matches=matches)
         ranked.append(Ranked(key, round(score, 4)))
     ranked.sort(key=lambda r: -r.score)
     return ranked

@@ -69,16 +69,21 @@ def score_chunk(
     weights: dict[str, float],
     heading_similarity: float | None = None,
     query: str = "",
+    matches: list[tuple[float, int]] | None = None,
 ) -> float:
-    """Return a chunk's score: weighted share of query words found, heading counting more."""
+    """Return a chunk's score: weighted share of query words found, heading counting more.
+
+    `matches`: `concept_match` of each of `items` in `text`, when the caller has them."""
     if not items:
         return 0.0
-    heading_l, text_l = heading.lower(), text.lower()
+    heading_l = heading.lower()
+    if matches is None:
+        text_l = text.lower()
+        matches = [concept_match(concept, text_l) for concept in items]
     total = sum(weights.get(c.word, 1.0) for c in items)
     gained = 0.0
-    for concept in items:
+    for concept, (in_body, count) in zip(items, matches, strict=True):
         in_heading, _ = concept_match(concept, heading_l)
-        in_body, count = concept_match(concept, text_l)
         best = max(HEADING_WEIGHT * in_heading, in_body)
         if best:
             # Repeated mentions help a little, with diminishing returns.
@@ -95,8 +100,13 @@ def idf_weights(items: list[Concept], texts: list[str], population: int) -> dict
     weights = {}
     for concept in items:
         df = sum(1 for t in lowered if concept_match(concept, t)[0] >= 1.0)
-        weights[concept.word] = math.log(1 + (population + 1) / (df + 0.5))
+        weights[concept.word] = idf(population, df)
     return weights
+
+
+def idf(population: int, df: int) -> float:
+    """Return the smoothed IDF of a word `df` of `population` texts hold."""
+    return math.log(1 + (population + 1) / (df + 0.5))
 
 
 def snippet(text: str, items: list[Concept], size: int = SNIPPET_CHARS) -> str:

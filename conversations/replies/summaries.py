@@ -17,9 +17,10 @@ from core.errors import BudgetExceeded, Invalid, LlmUnavailable
 from core.models_on_offer import amodel_in_force
 from usage import services as usage_services
 
-from .. import branches, events, selectors
+from .. import events, selectors
 from ..models import Conversation, Message
 from ..services import lock_conversation
+from ..tree import branch_tail
 from .turns import aconversation_config, build_agent_config
 
 logger = logging.getLogger(__name__)
@@ -58,7 +59,9 @@ def latest_messages(*, conversation_id: Any, limit: int = MAX_MESSAGES_SUMMARIZE
     conversation = Conversation.objects.filter(pk=conversation_id).first()
     if conversation is None:
         return []
-    return branches.list_messages(conversation=conversation, limit=limit, newest=True)
+    # The branch's tail alone: reading the whole tree made each summary slower than the last.
+    ids = branch_tail(conversation, limit)
+    return list(Message.objects.filter(pk__in=ids).order_by("sequence_number"))
 
 
 @transaction.atomic
@@ -118,8 +121,10 @@ def needs_auto_summary(conversation: Conversation) -> bool:
         return False
     if conversation.summary_at is None:
         return True
-    newer = conversation.messages.filter(created_at__gt=conversation.summary_at).count()
-    return newer >= every
+    # Counted up to `every` only, through (conversation, created_at): a count of every newer
+    # message read the whole conversation once the summary was old.
+    newer = conversation.messages.filter(created_at__gt=conversation.summary_at).order_by()
+    return newer[:every].count() >= every
 
 
 def _load_if_due(conversation_id: Any) -> Conversation | None:

@@ -130,7 +130,9 @@ def test_bob_finds_none_of_alices_rows_through_any_search(
             ("bob", theirs["conversation"], theirs["message"], 1),
             ("alice", mine["conversation"], mine["message"], 0),
         ):
-            monkeypatch.setattr(recall.Tree, "of", lambda _, m=message: Tree({m.pk: None}, {}))
+            monkeypatch.setattr(
+                recall.Tree, "of", lambda _, since=None, m=message: Tree({m.pk: None}, {})
+            )
             recalled = recall.recall_branch_messages(
                 conversation_id=conversation.pk,
                 leaf_id=message.pk,
