@@ -293,6 +293,7 @@ CHAT_RETENTION_ARCHIVED_DAYS = int(os.environ.get("CHAT_RETENTION_ARCHIVED_DAYS"
 CHAT_IMPORT_MAX_BYTES = int(os.environ.get("CHAT_IMPORT_MAX_BYTES", 64 * 1024 * 1024))
 # The largest import file (read one conversation at a time; a zip's uncompressed size counts).
 CHAT_IMPORT_MAX_FILE_BYTES = int(os.environ.get("CHAT_IMPORT_MAX_FILE_BYTES", 1024 * 1024 * 1024))
+CHAT_IMPORT_INLINE_BYTES = int(os.environ.get("CHAT_IMPORT_INLINE_BYTES", 4 * 1024 * 1024))
 # A temporary conversation is deleted this long after its last socket closed, unless one
 # opens again meanwhile (a reload); or a day after its last message (`purge_archived`).
 CHAT_TEMPORARY_GRACE_SECONDS = float(os.environ.get("CHAT_TEMPORARY_GRACE_SECONDS", 60))

@@ -57,8 +57,9 @@ OWNED: dict[str, str] = {
     "presets_preset": owner_column("owner_id"),
     # prompts/: the same (READABLE adds the shared ones, read-only).
     "prompts_prompt": owner_column("owner_id"),
-    # transfers/: the user's exports of all their conversations.
+    # transfers/: the user's exports of all their conversations, and their large imports.
     "transfers_exportjob": owner_column("owner_id"),
+    "transfers_importjob": owner_column("owner_id"),
     # A staff member (or a user signing in) writes entries naming themselves; staff read
     # all of them in the admin's maintenance scope.
     "audit_auditentry": owner_column("actor_id"),

@@ -3,12 +3,14 @@ actions (archive and delete are conversations.bulk's; export writes the zip)."""
 
 from __future__ import annotations
 
+import os
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from typing import IO, Any, Literal
 
+from django.conf import settings
 from django.http import FileResponse, HttpRequest, StreamingHttpResponse
 from django.utils.translation import gettext as _
 from ninja import Field, Router, Schema, Status
@@ -20,8 +22,8 @@ from core.errors import NotFound, TooLarge
 from core.schemas import Input, errors
 from core.streaming import astream, attachment_header
 
-from . import export_jobs, exports, imports
-from .models import ExportJob
+from . import export_jobs, exports, import_jobs, imports
+from .models import ExportJob, ImportJob
 
 router = Router(tags=["conversations"])
 ERRORS = errors(400, 401, 404, 409, 413, 422, 429)
@@ -56,9 +58,46 @@ class ImportedPage(Schema):
     )
 
 
+class ImportJobOut(Schema):
+    id: str
+    status: Literal["pending", "running", "ready", "failed"]
+    size_bytes: int = Field(description="the uploaded file's size")
+    imported_count: int
+    skipped_count: int = Field(description="all of them; `skipped` lists at most 1,000")
+    created_at: datetime
+    updated_at: datetime
+    finished_at: datetime | None
+    items: list[ConversationOut] | None = Field(
+        description="when ready: the imported conversations (those still there)"
+    )
+    skipped: list[SkippedOut] | None = Field(
+        description="when ready: conversations of the file not imported"
+    )
+    error_code: str | None = Field(
+        description="when failed: invalid_import, too_long (as the 400/413 would say),"
+        " interrupted or failed"
+    )
+    error: str | None
+
+    @classmethod
+    def of(cls, job: ImportJob, items: list[dict[str, Any]] | None = None) -> ImportJobOut:
+        ready = job.status == ImportJob.Status.READY
+        fields = {name: getattr(job, name) for name in cls.model_fields if hasattr(job, name)}
+        return cls(
+            **fields
+            | {
+                "id": str(job.pk),
+                "items": items if ready else None,
+                "skipped": job.skipped if ready else None,
+                "error_code": job.error_code or None,
+                "error": job.error or None,
+            }
+        )
+
+
 @router.post(
     "/conversations/import",
-    response={201: ConversationOut | ImportedPage, **ERRORS},
+    response={201: ConversationOut | ImportedPage, 202: ImportJobOut, **ERRORS},
     openapi_extra={
         "requestBody": {
             "required": True,
@@ -84,14 +123,36 @@ def import_conversation(request: HttpRequest):
     `{"items": [...]}`, one per conversation it held. Anything a row cannot hold (times
     outside years 1–9999 in UTC, non-finite numbers, NUL, lone surrogates, unknown fields)
     answers 400 `invalid_import` naming the field, and nothing is stored.
+
+    A file larger than `CHAT_IMPORT_INLINE_BYTES` is imported in the background: 202 and
+    the job; ask `GET /imports/{id}` until it is ready (its `items` and `skipped`) or failed
+    (its `error_code` and `error`). One at a time (409).
     """
     with _import_source(request) as source:
+        source.seek(0, os.SEEK_END)
+        size = source.tell()
+        source.seek(0)
+        if size > settings.CHAT_IMPORT_INLINE_BYTES:
+            job = import_jobs.start_import(user=request.auth, source=source, size=size)
+            return Status(202, ImportJobOut.of(job))
         imported = imports.import_file(user=request.auth, source=source)
     if imported.format == "chatsite" and len(imported.conversations) == 1 and not imported.skipped:
         return Status(201, conversation_to_dict(imported.conversations[0]))
     items = [conversation_to_dict(c) for c in imported.conversations]
     skipped = [s.as_dict() for s in imported.skipped]
     return Status(201, {"items": items, "next_cursor": None, "skipped": skipped})
+
+
+@router.get("/imports/{job_id}", response={200: ImportJobOut, **ERRORS}, tags=["imports"])
+def get_import(request: HttpRequest, job_id: str):
+    """A large import's status and, when ready, the conversations it made and those it
+    left out."""
+    job = import_jobs.get_import(user=request.auth, job_id=job_id)
+    items = None
+    if job.status == ImportJob.Status.READY:
+        conversations = import_jobs.imported_conversations(user=request.auth, job=job)
+        items = [conversation_to_dict(c) for c in conversations]
+    return ImportJobOut.of(job, items)
 
 
 @contextmanager

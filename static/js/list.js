@@ -1,5 +1,5 @@
 // The list page: filters, infinite scroll, bulk actions, projects, live updates.
-import { api, download, upload } from "./api.js";
+import { ApiError, api, download, upload } from "./api.js";
 import { clearToast, confirmDialog, el, parseFragment, toast } from "./dom.js";
 import { _, format, ngettext } from "./i18n.js";
 import { onListEvent } from "./live.js";
@@ -203,6 +203,8 @@ const IMPORT_REFUSALS = {
   invalid_import: () => _("This file cannot be imported: it is not an export this site can read, or part of it is damaged."),
   too_long: () => _("This file is too large to import."),
   rate_limited: () => _("Too many requests at once; wait a moment and try again."),
+  conflict: () => _("An import of yours is still running; try again when it ends."),
+  interrupted: () => _("The import was interrupted. Try again."),
 };
 // What a file held that could not be imported, by title (the API's reasons are for
 // developers); closes on OK.
@@ -218,14 +220,40 @@ function reportSkipped(imported, skipped) {
   return new Promise((resolve) => dialog.addEventListener("close", resolve, { once: true }));
 }
 
+// A large file is imported by a worker (202: the job): ask how it goes until it has ended;
+// answer it ready, or throw its refusal as the request would have.
+async function importEnded(job) {
+  let wait = 500;
+  while (job.status === "pending" || job.status === "running") {
+    await new Promise((resolve) => setTimeout(resolve, wait));
+    wait = Math.min(wait * 2, 3000);
+    try {
+      job = await api("GET", `/imports/${job.id}`);
+    } catch (error) {
+      // The server away for a moment (a restart): the job goes on; ask again.
+      if (error instanceof ApiError && error.status < 500) throw error;
+    }
+  }
+  if (job.status === "failed") throw new ApiError(422, job.error_code, job.error);
+  return job;
+}
+
 const importFile = document.getElementById("import-file");
+const importProgress = document.getElementById("import-progress");
 if (importFile) {
   importFile.addEventListener("change", async () => {
     const file = importFile.files[0];
     if (!file) return;
     toast(format(_("Importing %(name)s…"), { name: file.name }));
     try {
-      const answer = await upload("/conversations/import", file);
+      let answer = await upload("/conversations/import", file);
+      if ("imported_count" in answer) { // the job of a large file (202)
+        importFile.disabled = true;
+        importProgress.textContent = format(_("Importing %(name)s… A large file takes a while; you may leave this page."), { name: file.name });
+        importProgress.hidden = false;
+        answer = await importEnded(answer);
+        importProgress.hidden = true;
+      }
       const items = answer.items || [answer];
       const skipped = answer.skipped || [];
       if (items.length === 1 && !skipped.length) { window.location.href = `/conversations/${items[0].id}/`; return; }
@@ -241,6 +269,8 @@ if (importFile) {
       toast((IMPORT_REFUSALS[error.code] || (() => _("The import failed.")))(), { error: true });
     } finally {
       importFile.value = "";
+      importFile.disabled = false;
+      importProgress.hidden = true;
     }
   });
 }

@@ -34,6 +34,7 @@ from core import rls, rls_policies
 from knowledge.models import Document, DocumentChunk
 from memories import services as memories
 from tests.conftest import require_service, uses_postgres
+from transfers.models import ImportJob
 
 pytestmark = [pytest.mark.django_db]
 
@@ -50,6 +51,7 @@ MODELS = [
     Attachment,
     Document,
     DocumentChunk,
+    ImportJob,
 ]
 SECRET = "alice-private-zebra"
 
@@ -102,6 +104,9 @@ def own_rows(user, tag: str) -> dict[str, object]:
         "knowledge_document": document,
         "knowledge_documentchunk": DocumentChunk.objects.create(
             document=document, owner=user, ordinal=0, text=f"{tag} {SECRET}"
+        ),
+        "transfers_importjob": ImportJob.objects.create(
+            owner=user, skipped=[{"index": 0, "title": f"{tag} {SECRET}", "reason": "x"}]
         ),
         "store": memory,
     }
