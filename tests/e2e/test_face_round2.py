@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import threading
 
 import pytest
 from django.utils import timezone
@@ -102,8 +103,26 @@ def test_the_reply_shows_it_is_coming_at_once_after_send(new_context, alice, slo
     expect(page.locator("#stop-button")).to_be_hidden()
 
 
-def test_a_new_chat_opens_on_its_reply_already_coming(new_context, alice, slow_first_token):
-    page = new_context(alice, base_url=slow_first_token).new_page()
+@pytest.fixture
+def held_first_token(model_server):
+    """The model sends nothing until the test lets it (`release()`): a CPU model still
+    reading the prompt, however long a loaded machine takes to open the page."""
+    url, fake = model_server
+    answer, go = fake.responder, threading.Event()
+
+    def held(body):
+        go.wait(30)
+        return Reply(text="Here is the answer.")
+
+    fake.responder = held
+    yield url, go.set
+    go.set()
+    fake.responder = answer
+
+
+def test_a_new_chat_opens_on_its_reply_already_coming(new_context, alice, held_first_token):
+    url, release = held_first_token
+    page = new_context(alice, base_url=url).new_page()
     # At load, before the socket has said anything: is the reply shown as coming?
     page.add_init_script(
         """document.addEventListener("DOMContentLoaded", () => {
@@ -117,6 +136,7 @@ def test_a_new_chat_opens_on_its_reply_already_coming(new_context, alice, slow_f
     live = page.locator("li.message.streaming")
     assert live.locator(".stream-text").inner_text() == ""  # the first token is still to come
     expect(page.locator("#stop-button")).to_be_visible()
+    release()
     expect(page.locator("li.message.assistant[data-final='1']")).to_have_count(1, timeout=20_000)
     expect(live).to_have_count(0)
 

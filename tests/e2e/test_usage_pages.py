@@ -12,7 +12,8 @@ from playwright.sync_api import expect
 
 from conversations import services
 from conversations.models import Message
-from usage.models import Budget, UsageRollup
+from usage.models import Budget
+from usage.services import record_usage
 
 from .conftest import watch
 from .test_chat import _open, _send
@@ -21,14 +22,15 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def spent(user, conversation, *, tokens: int, model: str = "fake-small") -> None:
-    """Record that the user's replies used `tokens` today (as stored replies would)."""
-    UsageRollup.objects.create(
-        day=datetime.now(UTC).date(),
-        user=user,
-        model=model,
+    """Record that the user's replies used `tokens` today, the way stored replies do (the
+    day's rollup and the month's row: on a month's last day the range is a whole month,
+    read from the monthly rows)."""
+    record_usage(
+        user_id=user.pk,
         conversation_id=conversation.pk,
-        input_tokens=tokens - tokens // 4,
-        output_tokens=tokens // 4,
+        model=model,
+        tokens=(tokens - tokens // 4, tokens // 4),
+        at=datetime.now(UTC),
         replies=2,
     )
 
