@@ -21,10 +21,12 @@ from .models import ScheduledRun
 logger = logging.getLogger(__name__)
 
 # The commands run, and how often: deleting what has outlived its retention (archived and
-# temporary conversations, unsent uploads, export zips), and the agent threads' checkpoints.
+# temporary conversations, unsent uploads, export zips, import records), and the agent
+# threads' checkpoints.
 EVERY: dict[str, timedelta] = {
     "purge_archived": timedelta(hours=1),
     "purge_exports": timedelta(hours=1),
+    "purge_imports": timedelta(hours=1),
     "prune_checkpoints": timedelta(days=1),
 }
 

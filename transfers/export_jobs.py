@@ -16,7 +16,6 @@ import logging
 import tempfile
 import time
 from collections.abc import Iterator
-from datetime import timedelta
 from typing import Any
 
 from django.core.files import File
@@ -32,14 +31,10 @@ from core.ids import parse_uuid
 from prompts import transfer as prompt_transfer
 
 from .exports import iter_zip
+from .job_rows import ACTIVE, HEARTBEAT_SECONDS, KEEP, fail_if_stale, purge
 from .models import ExportJob
 
 logger = logging.getLogger(__name__)
-
-STALE = timedelta(minutes=10)
-KEEP = timedelta(hours=24)
-HEARTBEAT_SECONDS = 5.0
-ACTIVE = (ExportJob.Status.PENDING, ExportJob.Status.RUNNING)
 
 
 def start_export(*, user: Any, format: str, include_metadata: bool = False) -> ExportJob:
@@ -70,13 +65,7 @@ def get_export(*, user: Any, job_id: Any) -> ExportJob:
 
 def _fail_if_stale(job: ExportJob) -> bool:
     """Mark a pending or running job failed if its heartbeat stopped; say whether it did."""
-    if job.status not in ACTIVE or job.updated_at > timezone.now() - STALE:
-        return False
-    job.status = ExportJob.Status.FAILED
-    job.error = _("The export was interrupted. Start it again.")
-    job.finished_at = timezone.now()
-    job.save(update_fields=["status", "error", "finished_at", "updated_at"])
-    return True
+    return fail_if_stale(job, error=_("The export was interrupted. Start it again."))
 
 
 @task()
@@ -139,12 +128,5 @@ def _write(job_id: Any, user_id: Any) -> None:
 
 @rls.maintenance()  # every user's old exports
 def purge_expired_exports(*, now: Any = None) -> int:
-    """Delete exports finished more than KEEP ago, their files with them; return how many."""
-    old = ExportJob.objects.filter(created_at__lt=(now or timezone.now()) - KEEP)
-    count = 0
-    for job in old:
-        if job.file:
-            job.file.delete(save=False)
-        job.delete()
-        count += 1
-    return count
+    """Delete exports asked for more than KEEP ago, their zips with them; return how many."""
+    return purge(ExportJob.objects.filter(created_at__lt=(now or timezone.now()) - KEEP))

@@ -32,12 +32,11 @@ from core.errors import Conflict, NotFound, ServiceError
 from core.ids import parse_uuid
 
 from . import imports
-from .export_jobs import HEARTBEAT_SECONDS, STALE
+from .job_rows import ACTIVE, HEARTBEAT_SECONDS, KEEP, fail_if_stale, purge
 from .models import ImportJob
 
 logger = logging.getLogger(__name__)
 
-ACTIVE = (ImportJob.Status.PENDING, ImportJob.Status.RUNNING)
 READ_BACK = 500  # ids a query, when the new conversations are read back
 
 
@@ -82,22 +81,13 @@ def imported_conversations(*, user: Any, job: ImportJob) -> list[Conversation]:
 
 
 def _fail_if_stale(job: ImportJob) -> bool:
-    """Mark a pending or running job failed if its heartbeat stopped (no worker, or its
-    worker died and none took it up); say whether it did."""
-    cutoff = timezone.now() - STALE
-    if job.status not in ACTIVE or job.updated_at > cutoff:
-        return False
-    # Conditional: a run that ended it meanwhile wins.
-    ended = ImportJob.objects.filter(pk=job.pk, status__in=ACTIVE, updated_at__lte=cutoff).update(
-        status=ImportJob.Status.FAILED,
-        error_code="interrupted",
-        error=_("The import was interrupted. Try again."),
-        finished_at=timezone.now(),
-        updated_at=timezone.now(),
+    """Mark a pending or running job failed if its heartbeat stopped; say whether it did
+    (its upload is then deleted)."""
+    failed = fail_if_stale(
+        job, error_code="interrupted", error=_("The import was interrupted. Try again.")
     )
-    job.refresh_from_db()
     _drop_upload(job)
-    return bool(ended)
+    return failed
 
 
 @task()
@@ -192,3 +182,12 @@ def _beating(job_id: str, user_id: Any) -> Iterator[None]:
     finally:
         stop.set()
         beating.join(timeout=HEARTBEAT_SECONDS + 30)
+
+
+@rls.maintenance()  # every user's old imports
+def purge_old_imports(*, now: Any = None) -> int:
+    """Delete import records older than KEEP that have ended, or stopped beating that long
+    ago, any upload left with them; return how many. A job still beating is kept."""
+    cutoff = (now or timezone.now()) - KEEP
+    old = ImportJob.objects.filter(created_at__lt=cutoff)
+    return purge(old.exclude(status__in=ACTIVE, updated_at__gte=cutoff))

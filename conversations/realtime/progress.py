@@ -31,6 +31,10 @@ logger = logging.getLogger(__name__)
 
 KEY_TTL_SECONDS = 3600  # refreshed by the run's heartbeat; a dead run's keys outlive it
 SLOW_TRIP_SECONDS = 0.25  # a reply waits this long at most for its chunk to reach Redis
+# Trips to Redis start at least this far apart: under load the chunks of every reply in
+# the process travel together, up to 100 trips a second (a quiet server's first chunk
+# after a pause goes at once).
+TRIP_GAP_SECONDS = 0.01
 
 
 class ReplyProgress(TypedDict):
@@ -123,9 +127,10 @@ def append_soon(*, conversation_id: Any, append: Append) -> asyncio.Future[None]
     """Queue one chunk for the next trip to Redis; return what resolves once it is there
     (None: without Redis it is recorded already).
 
-    Appends of every reply in this process that arrive while one trip is under way travel
-    together in the next (one command): with many replies streaming, a round trip per
-    chunk and reply was the biggest cost of the process.
+    Appends of every reply in this process that arrive while one trip is under way, or
+    within TRIP_GAP_SECONDS of its start, travel together in the next (one command): with
+    many replies streaming, a round trip per chunk and reply was the biggest cost of the
+    process.
     """
     loop = asyncio.get_running_loop()
     batch = _batches.get(loop)  # a loop has one only with Redis (asked once, not per chunk)
@@ -155,6 +160,7 @@ class _AppendBatch:
         self.waiting: list[tuple[str, Append, asyncio.Future[None]]] = []
         self.sender: asyncio.Task[None] | None = None
         self.slow = False  # a trip outlasted SLOW_TRIP_SECONDS and is still under way
+        self.last_trip = float("-inf")  # when the last trip started (loop time)
 
     def add(self, conversation_id: str, append: Append) -> asyncio.Future[None]:
         done: asyncio.Future[None] = self.loop.create_future()
@@ -167,6 +173,10 @@ class _AppendBatch:
 
     async def _send(self) -> None:
         while self.waiting:
+            gap = self.last_trip + TRIP_GAP_SECONDS - self.loop.time()
+            if gap > 0:  # more chunks join this trip meanwhile
+                await asyncio.sleep(gap)
+            self.last_trip = self.loop.time()
             trip, self.waiting = self.waiting, []
             sent = self.loop.create_task(_append_all([(c, a) for c, a, _ in trip]))
             try:

@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from conversations import services
 from prompts.models import Prompt
-from transfers import export_jobs
+from transfers import export_jobs, job_rows
 from transfers.models import ExportJob
 
 from .conftest import make_conversation
@@ -76,7 +76,7 @@ def test_one_export_at_a_time_and_a_dead_one_does_not_block(api, alice, finish):
     assert ExportJob.objects.count() == 1
     # Its process died: no heartbeat for longer than STALE.
     ExportJob.objects.filter(pk=running.pk).update(
-        updated_at=timezone.now() - export_jobs.STALE - timedelta(seconds=1)
+        updated_at=timezone.now() - job_rows.STALE - timedelta(seconds=1)
     )
     assert api.get(f"/exports/{running.pk}").json()["status"] == "failed"
     started = api.post("/exports", {"format": "markdown-zip"})
@@ -113,7 +113,7 @@ def test_exports_older_than_a_day_are_purged_with_their_zip(api, alice, finish):
     stored = ExportJob.objects.get()
     path = stored.file.path
     assert export_jobs.purge_expired_exports() == 0
-    later = timezone.now() + export_jobs.KEEP + timedelta(minutes=1)
+    later = timezone.now() + job_rows.KEEP + timedelta(minutes=1)
     assert export_jobs.purge_expired_exports(now=later) == 1
     assert not ExportJob.objects.exists()
     assert not os.path.exists(path)

@@ -26,7 +26,7 @@ from conversations.models import Conversation, Message
 from jobs.management.commands.worker import uses_workers
 from tests.conftest import database_url_for_subprocesses
 from tests.support import workers
-from transfers import import_jobs
+from transfers import import_jobs, job_rows
 from transfers.models import ImportJob
 
 from .conftest import ApiClient
@@ -205,7 +205,7 @@ def test_one_import_at_a_time_and_a_dead_one_does_not_block(api, alice, large, f
     # Nobody worked on it for longer than STALE (its worker died and none took it up): it
     # reads as failed, its upload is deleted, and another may start.
     ImportJob.objects.filter(pk=running.pk).update(
-        updated_at=timezone.now() - import_jobs.STALE - timedelta(seconds=1)
+        updated_at=timezone.now() - job_rows.STALE - timedelta(seconds=1)
     )
     stale = api.get(f"/imports/{running.pk}").json()
     assert (stale["status"], stale["error_code"]) == ("failed", "interrupted")
@@ -220,6 +220,24 @@ def test_one_import_at_a_time_and_a_dead_one_does_not_block(api, alice, large, f
     assert done["status"] == "ready" and done["imported_count"] == 3
     assert api.get(f"/imports/{running.pk}").json()["status"] == "failed"
     assert titles_of(alice) == ["Dog names 0", "Dog names 2", "자기소개 1"]
+
+
+def test_import_records_are_purged_a_day_after_unless_still_beating(api, alice, large, finish):
+    job = upload(api, chatgpt_export(3)).json()
+    assert finish(job["id"])["status"] == "ready"
+    dead = ImportJob(owner=alice, status=ImportJob.Status.RUNNING, size_bytes=len(DAMAGED))
+    dead.file.save("dead.upload", ContentFile(DAMAGED), save=False)
+    dead.save()
+    beating = ImportJob.objects.create(owner=alice, status=ImportJob.Status.RUNNING)
+    assert import_jobs.purge_old_imports() == 0  # nothing is a day old yet
+    later = timezone.now() + job_rows.KEEP + timedelta(minutes=1)
+    # One job still beats then (a huge file, its worker alive): it is kept.
+    ImportJob.objects.filter(pk=beating.pk).update(updated_at=later)
+    assert import_jobs.purge_old_imports(now=later) == 2
+    assert list(ImportJob.objects.values_list("pk", flat=True)) == [beating.pk]
+    assert stored_uploads(large) == []  # the dead job's upload went with it
+    assert api.get(f"/imports/{job['id']}").status_code == 404
+    assert titles_of(alice) == ["Dog names 0", "Dog names 2", "자기소개 1"]  # imports stay
 
 
 def test_a_task_run_again_after_its_end_imports_nothing_twice(api, alice, large, finish):

@@ -53,6 +53,9 @@ def serve_daphne(var: Path, database_url: str, **overrides: str) -> Iterator[str
         **os.environ,
         "DATABASE_URL": database_url,
         "CHAT_VAR_DIR": str(var),
+        # One media folder for every server of the session: their workers share the test
+        # database's task queue, so any of them may run a task about another's upload.
+        "CHAT_MEDIA_DIR": str(var.parent / "media"),
         "CHECKPOINT_URL": database_url
         if database_url.startswith("postgres")
         else str(var / "checkpoints.sqlite3"),

@@ -174,6 +174,7 @@ def test_the_worker_runs_the_maintenance_cron_used_to_run_once_per_period(
         "prune_checkpoints",
         "purge_archived",
         "purge_exports",
+        "purge_imports",
     ]
     assert all(r.status == TaskResultStatus.SUCCESSFUL for r in ran)
     assert not Conversation.objects.filter(pk=old.pk).exists()
@@ -181,4 +182,4 @@ def test_the_worker_runs_the_maintenance_cron_used_to_run_once_per_period(
     assert ScheduledRun.objects.get(pk="purge_archived").due_at > timezone.now()
     # Run again within the hour: nothing is due, nothing runs twice.
     workers.run_batch(subprocess_env)
-    assert DBTaskResult.objects.filter(task_path="jobs.schedule.run_maintenance").count() == 3
+    assert DBTaskResult.objects.filter(task_path="jobs.schedule.run_maintenance").count() == 4
