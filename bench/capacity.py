@@ -46,11 +46,9 @@ import asyncio
 import gc
 import json
 import os
-import resource
-import subprocess
 import sys
 import time
-from contextlib import ExitStack, contextmanager, suppress
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -58,25 +56,23 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/chatsite_capacity")
 os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/10")
 
-from bench.processes import cpu_seconds, free_port, rss_mb, serve  # noqa: E402
+from bench.processes import (  # noqa: E402
+    cpu_seconds,
+    family,
+    free_port,
+    own_cpu_seconds,
+    pin,
+    pin_all,
+    raise_fd_limit,
+    serve,
+    server_cpu_seconds,
+    server_rss_mb,
+    start_py_spy,
+)
 from bench.stream import app_env, make_fixtures, prepare_database, steady  # noqa: E402
 
 STEPS = (25, 50, 100, 200, 400, 800)
 KNEE_P99_MS = 100.0
-
-
-def raise_fd_limit() -> int:
-    """Raise this process's open-file limit to its hard limit (children inherit it)."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if hard != resource.RLIM_INFINITY and soft < hard:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
-
-
-def own_cpu_seconds() -> float:
-    """Return the CPU time this (client) process has used so far."""
-    times = os.times()
-    return times.user + times.system
 
 
 def passes(step: dict) -> bool:
@@ -129,59 +125,6 @@ def no_client_collections():
         gc.enable()
         gc.unfreeze()
         gc.collect()
-
-
-def start_py_spy(pid: int, outs: str, seconds: int) -> list[subprocess.Popen]:
-    """Record the server's stacks for `seconds`: to each of the comma-separated `outs`,
-    an SVG flame graph (.svg) or collapsed stacks (anything else)."""
-    spies = []
-    for out in outs.split(","):
-        cmd = ["uv", "tool", "run", "py-spy", "record", "--nonblocking", "-r", "50"]
-        cmd += ["-f", "flamegraph" if out.endswith(".svg") else "raw"]
-        cmd += ["-o", out, "--pid", str(pid), "-d", str(seconds)]
-        spies.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-    return spies
-
-
-def pin(pid: int, cores: set[int]) -> None:
-    """Run every thread of process `pid` (those it starts later too) on `cores` only."""
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        with suppress(ProcessLookupError):  # a thread that just ended
-            os.sched_setaffinity(int(task.name), cores)
-
-
-def family(pid: int) -> list[int]:
-    """`pid` and every process below it (Granian serves from a worker process it starts)."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            with suppress(OSError, IndexError):
-                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-                children.setdefault(parent, []).append(int(entry.name))
-    found, todo = [], [pid]
-    while todo:
-        found.append(current := todo.pop())
-        todo.extend(children.get(current, []))
-    return found
-
-
-def pin_all(pid: int, cores: set[int]) -> None:
-    for member in family(pid):
-        with suppress(OSError):
-            pin(member, cores)
-
-
-def server_cpu_seconds(pid: int) -> float:
-    """The CPU time of a server and the processes it started."""
-    total = 0.0
-    for member in family(pid):
-        with suppress(OSError):
-            total += cpu_seconds(member)
-    return total
-
-
-def server_rss_mb(pid: int) -> float:
-    return round(sum(rss_mb(member) for member in family(pid)), 1)
 
 
 CORES = sorted(os.sched_getaffinity(0))  # before this process pins itself

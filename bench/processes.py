@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+import resource
 import socket
 import subprocess
 import sys
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -81,3 +82,70 @@ def cpu_seconds(pid: int) -> float:
     """Return the CPU time (user + system) a process has used so far."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def raise_fd_limit() -> int:
+    """Raise this process's open-file limit to its hard limit (children inherit it)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and soft < hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+
+
+def own_cpu_seconds() -> float:
+    """Return the CPU time this (client) process has used so far."""
+    times = os.times()
+    return times.user + times.system
+
+
+def start_py_spy(pid: int, outs: str, seconds: int) -> list[subprocess.Popen]:
+    """Record the server's stacks for `seconds`: to each of the comma-separated `outs`,
+    an SVG flame graph (.svg) or collapsed stacks (anything else)."""
+    spies = []
+    for out in outs.split(","):
+        cmd = ["uv", "tool", "run", "py-spy", "record", "--nonblocking", "-r", "50"]
+        cmd += ["-f", "flamegraph" if out.endswith(".svg") else "raw"]
+        cmd += ["-o", out, "--pid", str(pid), "-d", str(seconds)]
+        spies.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    return spies
+
+
+def pin(pid: int, cores: set[int]) -> None:
+    """Run every thread of process `pid` (those it starts later too) on `cores` only."""
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with suppress(ProcessLookupError):  # a thread that just ended
+            os.sched_setaffinity(int(task.name), cores)
+
+
+def family(pid: int) -> list[int]:
+    """`pid` and every process below it (Granian serves from a worker process it starts)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with suppress(OSError, IndexError):
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                children.setdefault(parent, []).append(int(entry.name))
+    found, todo = [], [pid]
+    while todo:
+        found.append(current := todo.pop())
+        todo.extend(children.get(current, []))
+    return found
+
+
+def pin_all(pid: int, cores: set[int]) -> None:
+    for member in family(pid):
+        with suppress(OSError):
+            pin(member, cores)
+
+
+def server_cpu_seconds(pid: int) -> float:
+    """The CPU time of a server and the processes it started."""
+    total = 0.0
+    for member in family(pid):
+        with suppress(OSError):
+            total += cpu_seconds(member)
+    return total
+
+
+def server_rss_mb(pid: int) -> float:
+    return round(sum(rss_mb(member) for member in family(pid)), 1)
