@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,6 +19,7 @@ from tests.parallel import free_port
 from tests.support import workers
 from tests.support.daphne import stop, wait_for_port
 from tests.support.fake_openai import FakeOpenAI
+from tests.support.openai_replies import Reply
 
 CHROMIUM = "/usr/bin/chromium"
 LAUNCH_ARGS = [
@@ -188,3 +190,30 @@ def quiet_test_process_events(monkeypatch):
     from conversations import events
 
     monkeypatch.setattr(events, "_send_from_thread", lambda frame, conversation, user: None)
+
+
+@pytest.fixture
+def slow_first_token(model_server):
+    """The model takes 1.5 s before its first token (a CPU model reading the prompt)."""
+    url, fake = model_server
+    answer = fake.responder
+    fake.responder = lambda body: Reply(text="Here is the answer.", delay=1.5)
+    yield url
+    fake.responder = answer
+
+
+@pytest.fixture
+def held_first_token(model_server):
+    """The model sends nothing until the test lets it (`release()`): a CPU model still
+    reading the prompt, however long a loaded machine takes to open the page."""
+    url, fake = model_server
+    answer, go = fake.responder, threading.Event()
+
+    def held(body):
+        go.wait(30)
+        return Reply(text="Here is the answer.")
+
+    fake.responder = held
+    yield url, go.set
+    go.set()
+    fake.responder = answer

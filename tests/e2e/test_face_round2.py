@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import threading
 
 import pytest
 from django.utils import timezone
@@ -12,7 +11,6 @@ from playwright.sync_api import expect
 from conversations import services
 from conversations.models import Message
 from tests.support import seed
-from tests.support.openai_replies import Reply
 from usage.models import Budget
 from usage.services import record_usage
 
@@ -78,16 +76,6 @@ WATCH_SEND = """() => {
 }"""
 
 
-@pytest.fixture
-def slow_first_token(model_server):
-    """The model takes 1.5 s before its first token (a CPU model reading the prompt)."""
-    url, fake = model_server
-    answer = fake.responder
-    fake.responder = lambda body: Reply(text="Here is the answer.", delay=1.5)
-    yield url
-    fake.responder = answer
-
-
 def test_the_reply_shows_it_is_coming_at_once_after_send(new_context, alice, slow_first_token):
     conversation = services.create_conversation(user=alice, title="Waiting")
     page = new_context(alice, base_url=slow_first_token).new_page()
@@ -101,23 +89,6 @@ def test_the_reply_shows_it_is_coming_at_once_after_send(new_context, alice, slo
     assert t["shown"] - t["sent"] < 100  # and the reply's bubble came at once
     assert t["dots"] == '"●●●"' and t["label"] == '"Working…"' and t["stop"]
     expect(page.locator("#stop-button")).to_be_hidden()
-
-
-@pytest.fixture
-def held_first_token(model_server):
-    """The model sends nothing until the test lets it (`release()`): a CPU model still
-    reading the prompt, however long a loaded machine takes to open the page."""
-    url, fake = model_server
-    answer, go = fake.responder, threading.Event()
-
-    def held(body):
-        go.wait(30)
-        return Reply(text="Here is the answer.")
-
-    fake.responder = held
-    yield url, go.set
-    go.set()
-    fake.responder = answer
 
 
 def test_a_new_chat_opens_on_its_reply_already_coming(new_context, alice, held_first_token):
