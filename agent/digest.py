@@ -28,6 +28,13 @@ Answer in exactly three sections with these headings, each followed by short bul
 ## {decisions}
 ## {actions}"""
 )
+# A rolling summary (an automatic one, replies/summaries.py): the last summary and what
+# was said since, not the whole conversation again, so its cost stays flat as it grows.
+DIGEST_ROLLING = """
+The summary so far comes first, then the conversation since it. Write the whole summary
+anew: keep what still holds, add what the conversation since says, drop what it settled
+or replaced."""
+ROLLING_REQUEST = "Summary so far:\n{previous}\n\nThe conversation since:\n{transcript}"
 DECISION_CUES = re.compile(
     r"\b(decided|decide|agreed|will|going to|chose|choose|let's)\b|결정|하기로|정했|합의|확정",
     re.IGNORECASE,
@@ -75,21 +82,40 @@ def _limit_words(items: list[str], budget: int) -> tuple[list[str], int]:
     return kept, budget
 
 
-def extractive_digest(turns: Sequence[tuple[str, str]], max_words: int) -> Digest:
-    """Summarize without a model: pick the user's statements, decisions and to-dos."""
-    language = detect_language([text for _, text in turns])
+def extractive_digest(
+    turns: Sequence[tuple[str, str]], max_words: int, *, previous: str = ""
+) -> Digest:
+    """Summarize without a model: pick the user's statements, decisions and to-dos, the
+    newest of them (after those of the `previous` summary, when it rolls)."""
+    language = detect_language([text for _, text in turns] + [previous])
     sentences = [s for role, text in turns if role == "user" for s in _sentences(text)]
     decisions = [s for s in sentences if DECISION_CUES.search(s)]
     actions = [s for s in sentences if ACTION_CUES.search(s) and s not in decisions]
     main = [s for s in sentences if s not in decisions and s not in actions]
+    if previous:
+        before = parse_digest(previous, language)
+        main, decisions, actions = (
+            _newest_distinct(before[name] + new)
+            for name, new in (
+                ("main_points", main),
+                ("decisions", decisions),
+                ("next_actions", actions),
+            )
+        )
     budget = max(max_words, 10)
-    decisions, budget = _limit_words(decisions[:5], budget // 3 + budget % 3)
-    actions, budget = _limit_words(actions[:5], budget + max_words // 3)
-    main, _ = _limit_words(main[:8], budget + max_words // 3)
+    decisions, budget = _limit_words(decisions[-5:], budget // 3 + budget % 3)
+    actions, budget = _limit_words(actions[-5:], budget + max_words // 3)
+    main, _ = _limit_words(main[-8:], budget + max_words // 3)
     text = render_digest(language, main, decisions, actions)
     return Digest(
         language=language, main_points=main, decisions=decisions, next_actions=actions, text=text
     )
+
+
+def _newest_distinct(items: list[str]) -> list[str]:
+    """Return `items` without repeats, each where it last appears."""
+    last = {item: index for index, item in enumerate(items)}
+    return [item for index, item in enumerate(items) if last[item] == index]
 
 
 # "## Title", "**Title**", or a short "Title:" line.
@@ -162,12 +188,17 @@ def fit_transcript(turns: Sequence[tuple[str, str]], *, budget: int) -> str:
 
 
 async def summarize_conversation(
-    config: AgentConfig, turns: Sequence[tuple[str, str]], *, max_words: int = 200
+    config: AgentConfig,
+    turns: Sequence[tuple[str, str]],
+    *,
+    max_words: int = 200,
+    previous: str = "",
 ) -> Digest:
-    """Summarize `(role, text)` turns into main points, decisions and next actions."""
+    """Summarize `(role, text)` turns into main points, decisions and next actions; with
+    `previous`, the summary so far, the turns are what was said since it (it rolls)."""
     if config.offline or not turns:
-        return extractive_digest(turns, max_words)
-    language = detect_language([text for _, text in turns])
+        return extractive_digest(turns, max_words, previous=previous)
+    language = detect_language([text for _, text in turns] + [previous])
     main, decisions, actions = SECTION_TITLES[language]
     system = DIGEST_SYSTEM.format(
         language="Korean" if language == "ko" else "English",
@@ -175,8 +206,11 @@ async def summarize_conversation(
         main=main,
         decisions=decisions,
         actions=actions,
-    )
-    transcript = fit_transcript(turns, budget=int(config.context_window * 0.5))
+    ) + (DIGEST_ROLLING if previous else "")
+    budget = int(config.context_window * 0.5) - estimate_tokens(previous)
+    transcript = fit_transcript(turns, budget=max(budget, 1))
+    if previous:
+        transcript = ROLLING_REQUEST.format(previous=previous, transcript=transcript)
     reply = await ask_configured(
         config,
         system,

@@ -77,6 +77,10 @@ class Conversation(models.Model):
     )
     summary = models.TextField(_("summary"), blank=True)
     summary_at = models.DateTimeField(null=True, blank=True)
+    # The newest message the summary covers: the next automatic one rolls on from it.
+    summary_through = models.ForeignKey(
+        "Message", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     parent_conversation = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="forks"
     )

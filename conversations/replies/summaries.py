@@ -29,6 +29,9 @@ DEFAULT_MAX_WORDS = 500
 MIN_WORDS, MAX_WORDS = 10, 2000
 # The summarizer sees at most this many of the latest messages (the model's window is finite).
 MAX_MESSAGES_SUMMARIZED = 400
+# An automatic summary rolls (the last one + the messages since) when the message the last
+# one reached is among the branch's newest ROLLING_WINDOW; else it is written anew.
+ROLLING_WINDOW = 100
 
 
 def _auto_thresholds() -> tuple[int, int, int]:
@@ -64,13 +67,33 @@ def latest_messages(*, conversation_id: Any, limit: int = MAX_MESSAGES_SUMMARIZE
     return list(Message.objects.filter(pk__in=ids).order_by("sequence_number"))
 
 
+def to_summarize(conversation: Conversation, *, rolling: bool) -> tuple[list[Message], str]:
+    """Return the messages to summarize and the summary they continue ("": none).
+
+    Rolling, they are the branch's messages after the one the stored summary reached, so
+    the summary's cost does not grow with the conversation; the stored summary is not
+    continued when that message is not on the branch among its newest (another branch was
+    chosen, it was deleted, or too much came since): then the latest messages, anew.
+    """
+    through = conversation.summary_through_id
+    if rolling and conversation.summary and through is not None:
+        ids = branch_tail(conversation, ROLLING_WINDOW)
+        if through in ids[:-1]:
+            since = ids[ids.index(through) + 1 :]
+            messages = Message.objects.filter(pk__in=since).order_by("sequence_number")
+            return list(messages), conversation.summary
+    return latest_messages(conversation_id=conversation.pk), ""
+
+
 @transaction.atomic
-def store_summary(*, conversation_id: Any, summary: str) -> Conversation:
-    """Save a summary with its time; an active conversation becomes `summarized`."""
+def store_summary(*, conversation_id: Any, summary: str, through: Any = None) -> Conversation:
+    """Save a summary with its time and the newest message it covers; an active
+    conversation becomes `summarized`."""
     conversation = lock_conversation(conversation_id)
     conversation.summary = summary.strip()
     conversation.summary_at = timezone.now()
-    fields = ["summary", "summary_at", "updated_at"]
+    conversation.summary_through_id = through
+    fields = ["summary", "summary_at", "summary_through", "updated_at"]
     # An archived conversation stays archived: archiving is the user's filing decision.
     if conversation.status == Conversation.Status.ACTIVE:
         conversation.status = Conversation.Status.SUMMARIZED
@@ -81,23 +104,28 @@ def store_summary(*, conversation_id: Any, summary: str) -> Conversation:
 
 
 async def asummarize_conversation(
-    *, conversation: Conversation, max_words: int | None = None
+    *, conversation: Conversation, max_words: int | None = None, rolling: bool = False
 ) -> Conversation:
-    """Summarize a conversation in its language and store the summary."""
+    """Summarize a conversation in its language and store the summary.
+
+    Asked for (the Summarize button), it is written anew from the latest messages; an
+    automatic one (`rolling`) continues the last summary with what was said since."""
     words = clean_max_words(max_words)
-    messages = await sync_to_async(latest_messages)(conversation_id=conversation.id)
+    messages, previous = await sync_to_async(to_summarize)(conversation, rolling=rolling)
     if not messages:
         raise Invalid(_("There is nothing to summarize yet."))
     # A summary is a model call its owner causes: refused past the budget, and counted.
     await sync_to_async(_check_owner_budget)(conversation.created_by_id)
     try:
         text = await asummarize_for_conversation(
-            messages=messages, max_words=words, conversation=conversation
+            messages=messages, max_words=words, conversation=conversation, previous=previous
         )
     except Exception as exc:
         logger.warning("summary of %s failed: %s", conversation.pk, exc)
         raise LlmUnavailable(_("The model did not answer; nothing was changed.")) from None
-    return await sync_to_async(store_summary)(conversation_id=conversation.id, summary=text)
+    return await sync_to_async(store_summary)(
+        conversation_id=conversation.id, summary=text, through=messages[-1].pk
+    )
 
 
 @transaction.atomic
@@ -149,7 +177,7 @@ async def maybe_auto_summarize(
     if conversation is None:
         return None
     try:
-        return await asummarize_conversation(conversation=conversation)
+        return await asummarize_conversation(conversation=conversation, rolling=True)
     except BudgetExceeded:
         return None  # its owner's budget is used up: no model call on their behalf
     except Exception:
@@ -162,15 +190,18 @@ async def asummarize_digest(
     messages: list[Message],
     max_words: int | None = None,
     conversation: Conversation | None = None,
+    previous: str = "",
 ) -> Digest:
     """Return the three parts (main points, decisions, next actions) of `messages`,
-    written by the conversation's model."""
+    written by the conversation's model (continuing the summary `previous`)."""
     turns = [(m.role, m.content) for m in messages if m.role in ("user", "assistant")]
     if conversation is not None:
         config, _instructions = await aconversation_config(conversation)
     else:
         config = build_agent_config(await amodel_in_force())
-    digest = await summarize_conversation(config, turns, max_words=max_words or 200)
+    digest = await summarize_conversation(
+        config, turns, max_words=max_words or 200, previous=previous
+    )
     if conversation is not None and "usage" in digest:  # the model was called: usage
         await sync_to_async(usage_services.record_usage)(
             user_id=conversation.created_by_id,
@@ -187,9 +218,10 @@ async def asummarize_for_conversation(
     messages: list[Message],
     max_words: int | None = None,
     conversation: Conversation | None = None,
+    previous: str = "",
 ) -> str:
-    """Return a three-part summary of `messages` as Markdown."""
+    """Return a three-part summary of `messages` as Markdown (continuing `previous`)."""
     digest = await asummarize_digest(
-        messages=messages, max_words=max_words, conversation=conversation
+        messages=messages, max_words=max_words, conversation=conversation, previous=previous
     )
     return digest["text"]

@@ -101,3 +101,18 @@ def test_the_extractive_digest_sorts_statements_into_sections():
     assert digest["main_points"] == ["I am planning a trip to Busan."]
     assert digest["decisions"] == ["We decided to take the KTX."]
     assert digest["next_actions"] == ["I need to book a hotel by Friday."]
+
+
+def test_the_extractive_digest_rolls_on_from_the_summary_so_far():
+    before = extractive_digest(
+        [("user", "I am planning a trip to Busan. We decided to take the KTX.")], max_words=100
+    )
+    turns = [
+        ("user", "We decided to take the KTX. We decided to stay in Haeundae."),
+        ("user", "I need to book a hotel by Friday."),
+    ]
+    digest = extractive_digest(turns, max_words=100, previous=before["text"])
+    assert digest["main_points"] == ["I am planning a trip to Busan."]  # kept from before
+    # Said again: once, where it was said last; the new decision after it.
+    assert digest["decisions"] == ["We decided to take the KTX.", "We decided to stay in Haeundae."]
+    assert digest["next_actions"] == ["I need to book a hotel by Friday."]

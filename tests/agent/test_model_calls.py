@@ -45,3 +45,18 @@ def test_a_silent_server_fails_a_summary_within_one_request_timeout(server):
     with pytest.raises(TimeoutError):
         asyncio.run(summarize_conversation(config, [("user", "hello there")], max_words=50))
     assert time.monotonic() - started < 1.5  # not 3 tries × 0.5 s
+
+
+def test_a_rolling_summary_sends_the_summary_so_far_and_only_what_came_since(server):
+    seen = []
+    server.responder = lambda body: seen.append(body) or Reply(text="## Main points\n- Busan, KTX")
+    previous = "## Main points\n- A trip to Busan\n\n## Decisions\n- (none)"
+    turns = [("user", "We take the KTX."), ("assistant", "Booked.")]
+    digest = asyncio.run(
+        summarize_conversation(_config(server), turns, max_words=50, previous=previous)
+    )
+    system, request = (m["content"] for m in seen[0]["messages"])
+    assert "summary so far comes first" in system
+    assert request.startswith("Summary so far:\n" + previous)
+    assert request.endswith("The conversation since:\nuser: We take the KTX.\nassistant: Booked.")
+    assert digest["main_points"] == ["Busan, KTX"]

@@ -67,14 +67,15 @@ def bob_api(bob) -> ApiClient:
 @pytest.fixture
 def fake_agent(monkeypatch) -> dict[str, list[Any]]:
     """Stand in for the agent's memory operations; record what was asked of them."""
-    calls: dict[str, list[Any]] = {"copy": [], "summarize": [], "delete": []}
+    calls: dict[str, list[Any]] = {"copy": [], "summarize": [], "delete": [], "previous": []}
 
     async def copy(*, source_id, target_id, up_to):
         calls["copy"].append((str(source_id), str(target_id), str(up_to.pk)))
 
-    async def summarize(*, messages, max_words=None, **_):
+    async def summarize(*, messages, max_words=None, previous="", **_):
         calls["summarize"].append(([m.content for m in messages], max_words))
-        return "Main points: plans.\nDecisions: none.\nNext actions: write tests."
+        calls["previous"].append(previous)  # the summary it continues ("": written anew)
+        return f"Main points: plans up to {messages[-1].content}.\nNext actions: write tests."
 
     def delete(conversation_id):
         calls["delete"].append(str(conversation_id))

@@ -6,6 +6,7 @@ import pytest
 
 from conversations.models import Conversation
 from conversations.replies import summaries
+from tests.support import seed
 
 from .conftest import make_conversation
 
@@ -85,3 +86,67 @@ def test_summarize_with_an_empty_json_body(api, alice, fake_agent):
         headers=api.headers,
     )
     assert response.status_code == 200, response.content
+
+
+def _say(conversation, *contents):
+    for i, content in enumerate(contents):
+        seed.add_message(
+            conversation_id=conversation.id,
+            role="user" if i % 2 == 0 else "assistant",
+            content=content,
+            created_by=conversation.created_by if i % 2 == 0 else None,
+        )
+
+
+def _auto(conversation):
+    return asyncio.run(summaries.maybe_auto_summarize(conversation.id))
+
+
+def test_an_automatic_summary_rolls_on_from_the_last_one(alice, fake_agent):
+    conversation = make_conversation(alice, contents=[f"old {i}" for i in range(51)])
+    first = _auto(conversation)
+    assert fake_agent["summarize"][0][0][-1] == "old 50" and fake_agent["previous"] == [""]
+    assert first.summary_through.content == "old 50"
+    _say(conversation, *[f"new {i}" for i in range(20)])
+    second = _auto(conversation)
+    # Only what was said since, with the summary so far: not the 71 messages again.
+    assert fake_agent["summarize"][1][0] == [f"new {i}" for i in range(20)]
+    assert fake_agent["previous"][1] == first.summary
+    assert "new 19" in second.summary and second.summary_through.content == "new 19"
+
+
+def test_a_summary_of_another_branch_is_not_continued(alice, fake_agent):
+    conversation = make_conversation(alice, contents=[f"old {i}" for i in range(51)])
+    _auto(conversation)
+    # A new version of "old 10" (as an edit makes): the branch goes on from "old 9".
+    fork_point = conversation.messages.get(content="old 9")
+    seed.add_message(
+        conversation_id=conversation.id, role="user", content="other 0", parent=fork_point
+    )
+    _say(conversation, *[f"other {i}" for i in range(1, 21)])
+    _auto(conversation)
+    # The last summary covered old 10-50, no longer on the branch: written anew.
+    assert fake_agent["previous"][1] == ""
+    assert fake_agent["summarize"][1][0] == [f"old {i}" for i in range(10)] + [
+        f"other {i}" for i in range(21)
+    ]
+
+
+def test_the_summarize_button_writes_the_summary_anew(api, alice, fake_agent):
+    conversation = make_conversation(alice, contents=[f"old {i}" for i in range(51)])
+    _auto(conversation)
+    _say(conversation, *[f"new {i}" for i in range(20)])
+    response = api.post(f"/conversations/{conversation.id}/summarize", {})
+    assert response.status_code == 200
+    assert len(fake_agent["summarize"][1][0]) == 71 and fake_agent["previous"][1] == ""
+
+
+def test_a_summary_whose_last_message_was_deleted_is_written_anew(api, alice, fake_agent):
+    conversation = make_conversation(alice, contents=[f"old {i}" for i in range(51)])
+    _auto(conversation)
+    last = conversation.messages.get(content="old 50")
+    assert api.delete(f"/messages/{last.pk}").status_code == 204
+    _say(conversation, *[f"new {i}" for i in range(20)])
+    _auto(conversation)
+    assert fake_agent["previous"][1] == ""
+    assert fake_agent["summarize"][1][0][-1] == "new 19"
