@@ -115,6 +115,9 @@ class ConversationAdmin(admin.ModelAdmin):
         "parent_conversation",
         "forked_from_message",
         "summary_at",
+        # Shown, not chosen: an editable one lists every message of the site.
+        "current_message",
+        "summary_through",
         "last_sequence_number",
     )
     raw_id_fields = ("project",)

@@ -57,6 +57,20 @@ def test_conversation_page_in_admin_lists_messages_in_order(staff_client, alice)
     assert text.index("first words") < text.index("second words") < text.index("third words")
 
 
+def test_a_conversation_page_does_not_offer_every_message_of_the_site(staff_client, alice, bob):
+    conversation = services.create_conversation(user=alice, title="Mine")
+    seed.add_message(conversation_id=conversation.id, role="user", content="my words")
+    elsewhere = services.create_conversation(user=bob, title="Bob's")
+    seed.add_message(conversation_id=elsewhere.id, role="user", content="bob's private words")
+    response = staff_client.get(f"/admin/conversations/conversation/{conversation.id}/change/")
+    assert response.status_code == 200
+    # The branch and the summary's reach are shown, not edited: a choice of every message
+    # stored would be the whole site's messages in one page.
+    assert "bob&#x27;s private words" not in response.text
+    assert 'name="current_message"' not in response.text
+    assert 'name="summary_through"' not in response.text
+
+
 def test_non_staff_cannot_enter_admin(alice_client, alice):
     services.create_conversation(user=alice, title="x")
     response = alice_client.get("/admin/conversations/conversation/")
