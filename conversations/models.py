@@ -79,7 +79,12 @@ class Conversation(models.Model):
     summary_at = models.DateTimeField(null=True, blank=True)
     # The newest message the summary covers: the next automatic one rolls on from it.
     summary_through = models.ForeignKey(
-        "Message", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        "Message",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        verbose_name=_("summary covers up to"),
     )
     parent_conversation = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="forks"

@@ -190,3 +190,32 @@ async def test_the_first_reply_gets_a_model_title_or_keeps_its_first_words(on_re
     else:  # the 135M model's title was unusable: the first words stay
         assert found.title == "How do I make a cup of green tea?"
     await comm.disconnect()
+
+
+async def test_an_automatic_summary_rolls_on_with_what_was_said_since(on_real_model, alice):
+    from conversations.replies import summaries
+    from tests.support import seed
+
+    conversation = await new_conversation(alice)
+
+    def say(*contents: str) -> None:
+        for i, content in enumerate(contents):
+            role = "user" if i % 2 == 0 else "assistant"
+            seed.add_message(
+                conversation_id=conversation.id,
+                role=role,
+                content=content,
+                created_by=alice if role == "user" else None,
+            )
+
+    await sync_to_async(say)(*[f"We plan the trip, step {i}." for i in range(51)])
+    first = await summaries.maybe_auto_summarize(conversation.id)
+    assert first is not None and first.summary  # written anew: the first one
+    await sync_to_async(say)(*[f"We book the hotel, night {i}." for i in range(20)])
+    second = await summaries.maybe_auto_summarize(conversation.id)
+    assert second is not None and second.summary
+    request = on_real_model.recorder.chat_requests()[-1]
+    sent = request["messages"][-1]["content"]
+    # The real server was given the summary so far and only what came since.
+    assert sent.startswith("Summary so far:\n" + first.summary)
+    assert "night 19" in sent and "step 50" not in sent.split("The conversation since:")[1]
