@@ -100,10 +100,12 @@ def own_cpu_seconds() -> float:
 
 def start_py_spy(pid: int, outs: str, seconds: int) -> list[subprocess.Popen]:
     """Record the server's stacks for `seconds`: to each of the comma-separated `outs`,
-    an SVG flame graph (.svg) or collapsed stacks (anything else)."""
+    an SVG flame graph (.svg) or collapsed stacks (anything else). PY_SPY_RATE samples a
+    second (50), PY_SPY_FLAGS more flags (`--gil`: only what holds the GIL, near its CPU)."""
+    rate, flags = os.environ.get("PY_SPY_RATE", "50"), os.environ.get("PY_SPY_FLAGS", "").split()
     spies = []
     for out in outs.split(","):
-        cmd = ["uv", "tool", "run", "py-spy", "record", "--nonblocking", "-r", "50"]
+        cmd = ["uv", "tool", "run", "py-spy", "record", "--nonblocking", "-r", rate, *flags]
         cmd += ["-f", "flamegraph" if out.endswith(".svg") else "raw"]
         cmd += ["-o", out, "--pid", str(pid), "-d", str(seconds)]
         spies.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))

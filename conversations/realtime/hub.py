@@ -228,16 +228,13 @@ class Hub(Continuity, Delivery, Interprocess, Lists):
                 self._queues.pop(key, None)
 
     async def _send(self, key: str, item: _Item) -> None:
-        appended = None
         if item.append is not None:  # on its way to Redis while the frame goes out
-            appended = progress.append_soon(conversation_id=key, append=item.append)
-            if appended is not None and item.on_sent is not None:
-                item.on_sent = _once_done(appended, item.on_sent)
+            if item.on_sent is not None:  # told once both are done
+                item.on_sent = _after_both(item.on_sent)
+            progress.record(conversation_id=key, append=item.append, then=item.on_sent)
         if item.frame is not None:
             await self._deliver(key, item)
-        if appended is not None:
-            await appended  # the conversation's next item too
-        if item.clear_run is not None:
+        if item.clear_run is not None:  # after the run's text, in the same trips
             await progress.aclear(conversation_id=key, run_id=item.clear_run)
 
     async def _deliver(self, key: str, item: _Item) -> None:
@@ -294,15 +291,17 @@ _hubs: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Hub] = weakref.WeakK
 _current: Hub | None = None
 
 
-def _once_done(appended: asyncio.Future[None], on_sent: Callable[[], None]) -> Callable[[], None]:
-    """Return `on_sent`, held until `appended` is done too: the run's next chunk waits for
-    this one's trip to Redis as well as for its sends (realtime/coalescer.py)."""
+def _after_both(on_sent: Callable[[], None]) -> Callable[[], None]:
+    """Return what calls `on_sent` the second time it is called: once a chunk is out to
+    the sockets (and other processes) and in Redis, the run's next chunk may leave
+    (realtime/coalescer.py)."""
+    left = 2
 
     def call() -> None:
-        if appended.done():
+        nonlocal left
+        left -= 1
+        if not left:
             on_sent()
-        else:
-            appended.add_done_callback(lambda _: on_sent())
 
     return call
 

@@ -3,10 +3,15 @@
 With Redis: `chat:replies:<conversation>` maps each running run (one, or a side-by-side
 pair) to what it answers, and `chat:reply-text:<run>` holds its text, which the run
 APPENDs once per chunk as it sends the chunk (the trip and the sends go together; the
-run's next chunk waits for both), so a `sync` on any process sees
-every chunk a newly joined socket might have missed, but for one still on its way: that
-one the socket is then sent from the run's text (realtime/positions.py fills the gap).
+run's next chunk waits for both), so a `sync` on any process sees every chunk a newly
+joined socket might have missed, but for one still on its way: that one the socket is
+then sent from the run's text (realtime/positions.py fills the gap). A process killed
+mid-reply leaves in Redis all the text its sockets were sent but that last chunk.
 Without Redis (one process) a dict does the same.
+
+Every write of a reply in progress but its start (`astart`) waits in one queue per event
+loop (`_Trips`) and travels in order, in trips of one command each: chunks of text and
+reasoning, and the run forgotten once it ended (`aclear`), after its last chunk.
 
 Redis may go away (a restart loses every key): each append checks the length Redis
 answers against the text the run has produced, and writes the whole record again when
@@ -20,9 +25,11 @@ import asyncio
 import json
 import logging
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
+import orjson
 from redis.exceptions import RedisError
 
 from .redis import get_redis
@@ -117,35 +124,82 @@ async def astart(
 
 async def aappend(*, conversation_id: Any, append: Append) -> None:
     """Append one chunk to the reply's text (rewriting the record if Redis lost it);
-    return once Redis has it (`append_soon`)."""
-    pending = append_soon(conversation_id=conversation_id, append=append)
-    if pending is not None:
-        await pending
+    return once Redis has it (`record`)."""
+    done = asyncio.get_running_loop().create_future()
+    record(conversation_id=conversation_id, append=append, then=lambda: _settle(done))
+    await done
 
 
-def append_soon(*, conversation_id: Any, append: Append) -> asyncio.Future[None] | None:
-    """Queue one chunk for the next trip to Redis; return what resolves once it is there
-    (None: without Redis it is recorded already).
+def record(*, conversation_id: Any, append: Append, then: Callable[[], None] | None = None) -> None:
+    """Queue one chunk of a reply's text for the next trip to Redis; call `then` once it
+    is there (at once without Redis, where it is recorded already).
 
-    Appends of every reply in this process that arrive while one trip is under way, or
-    within TRIP_GAP_SECONDS of its start, travel together in the next (one command): with
-    many replies streaming, a round trip per chunk and reply was the biggest cost of the
-    process.
+    The chunks of every reply in this process that arrive while one trip is under way, or
+    within TRIP_GAP_SECONDS of its start, travel together in the next, as one command with
+    one argument: a round trip per chunk and reply was once the biggest cost of a process
+    streaming many replies, and then the client's work per chunk within a trip (an
+    argument, a key and an answer each) was.
     """
+    trips = _trips_of_loop()
+    if trips is None:
+        current = _local.get(str(conversation_id), {}).get(append.run_id)
+        if current is not None:
+            current["text"] += append.text
+        if then is not None:
+            then()
+        return
+    trips.add((_APPEND, str(conversation_id), append), then)
+
+
+def record_reasoning(*, run_id: Any, text: str) -> None:
+    """Queue a chunk of the model's reasoning for the next trip, for a `sync` elsewhere.
+
+    Best effort, unlike the reply's text: reasoning is shown while it streams and stored
+    whole on the reply; a chunk lost to a Redis restart only leaves a gap in what a socket
+    joining elsewhere sees meanwhile.
+    """
+    trips = _trips_of_loop()
+    if trips is None:
+        _local_reasoning[str(run_id)] = _local_reasoning.get(str(run_id), "") + text
+        return
+    trips.add((_REASONING, "", str(run_id), text), None)
+
+
+async def aclear(*, conversation_id: Any, run_id: Any) -> None:
+    """Forget a finished run, after every chunk of it queued before (the same trips)."""
+    trips = _trips_of_loop()
+    if trips is None:
+        _local.get(str(conversation_id), {}).pop(str(run_id), None)
+        if not _local.get(str(conversation_id), True):
+            del _local[str(conversation_id)]
+        _local_reasoning.pop(str(run_id), None)
+        return
+    done = asyncio.get_running_loop().create_future()
+    trips.add((_CLEAR, str(conversation_id), str(run_id)), lambda: _settle(done))
+    await done  # the keys expire on their own if Redis is away
+
+
+def _settle(done: asyncio.Future[None]) -> None:
+    if not done.done():
+        done.set_result(None)
+
+
+def _trips_of_loop() -> _Trips | None:
+    """Return this loop's trips to Redis (None without Redis: asked once, not per chunk)."""
     loop = asyncio.get_running_loop()
-    batch = _batches.get(loop)  # a loop has one only with Redis (asked once, not per chunk)
-    if batch is None:
-        if get_redis() is None:
-            current = _local.get(str(conversation_id), {}).get(append.run_id)
-            if current is not None:
-                current["text"] += append.text
-            return None
-        batch = _batches[loop] = _AppendBatch(loop)
-    return batch.add(str(conversation_id), append)
+    trips = _trips.get(loop)
+    if trips is None and get_redis() is not None:
+        trips = _trips[loop] = _Trips(loop)
+    return trips
 
 
-class _AppendBatch:
-    """The appends waiting for the next trip to Redis, for one event loop.
+_APPEND, _REASONING, _CLEAR = 0, 1, 2
+Then = Callable[[], None] | None
+
+
+class _Trips:
+    """What waits for the next trip to Redis, for one event loop, in the order it came:
+    reply text, reasoning, and runs to forget (after their text).
 
     A reply never waits for Redis longer than SLOW_TRIP_SECONDS: a trip still under way
     then (Redis restarting: redis-py retries until it answers) lets its chunks go on, and
@@ -157,19 +211,21 @@ class _AppendBatch:
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
-        self.waiting: list[tuple[str, Append, asyncio.Future[None]]] = []
+        self.waiting: list[tuple[Any, ...]] = []
+        self.thens: list[Callable[[], None]] = []
         self.sender: asyncio.Task[None] | None = None
         self.slow = False  # a trip outlasted SLOW_TRIP_SECONDS and is still under way
         self.last_trip = float("-inf")  # when the last trip started (loop time)
 
-    def add(self, conversation_id: str, append: Append) -> asyncio.Future[None]:
-        done: asyncio.Future[None] = self.loop.create_future()
-        if self.slow:
-            done.set_result(None)
-        self.waiting.append((conversation_id, append, done))
+    def add(self, op: tuple[Any, ...], then: Then) -> None:
+        self.waiting.append(op)
+        if then is not None:
+            if self.slow:
+                then()
+            else:
+                self.thens.append(then)
         if self.sender is None or self.sender.done():
             self.sender = self.loop.create_task(self._send())
-        return done
 
     async def _send(self) -> None:
         while self.waiting:
@@ -178,12 +234,13 @@ class _AppendBatch:
                 await asyncio.sleep(gap)
             self.last_trip = self.loop.time()
             trip, self.waiting = self.waiting, []
-            sent = self.loop.create_task(_append_all([(c, a) for c, a, _ in trip]))
+            thens, self.thens = self.thens, []
+            sent = self.loop.create_task(_travel(trip))
             try:
                 await asyncio.wait([sent], timeout=SLOW_TRIP_SECONDS)
                 if not sent.done():
                     self.slow = True
-                    _resolve(trip)
+                    _call_all(thens)
                     await asyncio.wait([sent])
                 sent.result()
             except RedisError as exc:
@@ -192,65 +249,80 @@ class _AppendBatch:
                 logger.exception("reply progress of %d chunk(s) not recorded", len(trip))
             finally:
                 self.slow = False
-                _resolve(trip)
+                _call_all(thens)
 
 
-def _resolve(trip: list[tuple[str, Append, asyncio.Future[None]]]) -> None:
-    for _, _, done in trip:
-        if not done.done():
-            done.set_result(None)
+def _call_all(thens: list[Callable[[], None]]) -> None:
+    while thens:  # each at most once, though one of them may raise
+        then = thens.pop(0)
+        try:
+            then()
+        except Exception:
+            logger.exception("a reply could not go on after its progress was recorded")
 
 
-# One command per trip, however many chunks it carries: APPEND each to its key, answering
-# the new lengths (-1 where a key held something else). A pipeline of one APPEND per chunk
-# cost its client 44 us of CPU per chunk at 5 per trip; this, 27 (a loop of 3,000, here).
-_APPEND_ALL = """
-local lengths = {}
-for i, key in ipairs(KEYS) do
-    local length = redis.pcall('APPEND', key, ARGV[i])
-    lengths[i] = type(length) == 'number' and length or -1
+# One command per trip, however many chunks it carries, with one argument: the trip's
+# operations as JSON, in order. Reply text is APPENDed to a key that exists only (one a
+# restart emptied is written again whole, never begun with a later chunk and no expiry);
+# the answer names the operations whose text must be written again (Redis lost it, or its
+# key holds something else).
+_TRIP = """
+local ops = cjson.decode(ARGV[1])
+local text, reasoning, runs, ttl = ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5])
+local again = {}
+for i, op in ipairs(ops) do
+    if op[1] == 0 then
+        local key = text .. op[2]
+        local length = -1
+        if redis.call('EXISTS', key) == 1 then
+            length = redis.pcall('APPEND', key, op[3])
+        end
+        if type(length) ~= 'number' or length ~= op[4] then
+            again[#again + 1] = i
+        end
+    elseif op[1] == 1 then
+        redis.call('APPEND', reasoning .. op[2], op[3])
+        redis.call('EXPIRE', reasoning .. op[2], ttl)
+    else
+        redis.call('HDEL', runs .. op[2], op[3])
+        redis.call('DEL', text .. op[3], reasoning .. op[3])
+    end
 end
-return lengths
+return again
 """
 _scripts: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 
 
-async def _append_all(items: list[tuple[str, Append]]) -> None:
-    """APPEND every chunk in one trip; write again in whole each text Redis lost."""
+async def _travel(trip: list[tuple[Any, ...]]) -> None:
+    """Carry one trip's operations to Redis; write again in whole each text Redis lost
+    (unless its run is forgotten in the same trip)."""
     client = get_redis()
     assert client is not None
     script = _scripts.get(client)
     if script is None:  # redis-py loads it again by itself after a Redis restart
-        script = _scripts[client] = client.register_script(_APPEND_ALL)
-    keys = [_text_key(append.run_id) for _, append in items]
-    lengths = await script(keys=keys, args=[append.text for _, append in items])
-    for (conversation_id, append), length in zip(items, lengths, strict=True):
-        if length != append.whole_bytes:
-            await _write(conversation_id, append)
-
-
-_batches: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _AppendBatch]
-_batches = weakref.WeakKeyDictionary()
-
-
-async def aappend_reasoning(*, run_id: Any, text: str) -> None:
-    """Append a chunk of the model's reasoning, for a `sync` on another process.
-
-    Best effort, unlike the reply's text: reasoning is shown while it streams and stored
-    whole on the reply; a chunk lost to a Redis restart only leaves a gap in what a socket
-    joining elsewhere sees meanwhile.
-    """
-    client = get_redis()
-    if client is None:
-        _local_reasoning[str(run_id)] = _local_reasoning.get(str(run_id), "") + text
+        script = _scripts[client] = client.register_script(_TRIP)
+    ops = [
+        (op[0], op[2].run_id, op[2].text, op[2].whole_bytes)
+        if op[0] == _APPEND
+        else (op[0], op[2], op[3])
+        if op[0] == _REASONING
+        else (op[0], op[1], op[2])
+        for op in trip
+    ]
+    prefixes = [_text_key(""), _reasoning_key(""), _runs_key("")]
+    again = await script(keys=[], args=[orjson.dumps(ops), *prefixes, KEY_TTL_SECONDS])
+    if not again:
         return
-    try:
-        async with client.pipeline(transaction=False) as pipe:
-            pipe.append(_reasoning_key(run_id), text)
-            pipe.expire(_reasoning_key(run_id), KEY_TTL_SECONDS)
-            await pipe.execute()
-    except RedisError as exc:
-        logger.warning("reasoning of %s not recorded: %s", run_id, exc)
+    cleared = {op[2] for op in trip if op[0] == _CLEAR}
+    latest: dict[str, tuple[str, Append]] = {}
+    for op in trip:  # a text's latest chunk carries its whole
+        if op[0] == _APPEND:
+            latest[op[2].run_id] = (op[1], op[2])
+    for run_id in {trip[i - 1][2].run_id for i in again} - cleared:
+        await _write(*latest[run_id])
+
+
+_trips: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Trips] = weakref.WeakKeyDictionary()
 
 
 async def atouch(*, runs: list[tuple[str, Any]]) -> None:
@@ -306,21 +378,3 @@ async def aget_run(*, conversation_id: Any, run_id: Any) -> ReplyProgress | None
     """Return one reply in progress of a conversation, or None."""
     found = await aget(conversation_id=conversation_id)
     return next((p for p in found if p["run_id"] == str(run_id)), None)
-
-
-async def aclear(*, conversation_id: Any, run_id: Any) -> None:
-    """Forget a finished run."""
-    client = get_redis()
-    if client is None:
-        _local.get(str(conversation_id), {}).pop(str(run_id), None)
-        if not _local.get(str(conversation_id), True):
-            del _local[str(conversation_id)]
-        _local_reasoning.pop(str(run_id), None)
-        return
-    try:
-        async with client.pipeline(transaction=True) as pipe:
-            pipe.hdel(_runs_key(conversation_id), str(run_id))
-            pipe.delete(_text_key(run_id), _reasoning_key(run_id))
-            await pipe.execute()
-    except RedisError as exc:  # the keys expire on their own
-        logger.warning("reply progress of %s not cleared: %s", run_id, exc)

@@ -117,10 +117,7 @@ class ReplyRunner:
     ) -> None:
         events.publish(frame, conversation_id=self.key, on_sent=on_sent)
         if append is not None:
-            self.hub.start_task(
-                progress.aappend_reasoning(run_id=self.run_id, text=append.text),
-                name=f"reasoning-{self.run_id}",
-            )
+            progress.record_reasoning(run_id=self.run_id, text=append.text)
 
     def begin(self) -> None:
         """Announce the user's message, register the run and start its task (no await:

@@ -87,14 +87,14 @@ async def test_a_chunk_reaches_the_sockets_while_its_append_is_on_the_way(flush_
     from conversations import events
     from conversations.realtime.hub import get_hub
 
-    real, trips = progress._append_all, []
+    real, trips = progress._travel, []
 
-    async def slow_trip(items):
+    async def slow_trip(ops):
         trips.append(asyncio.get_running_loop().time())
         await asyncio.sleep(0.2)  # under SLOW_TRIP_SECONDS: the chunk is still waited for
-        await real(items)
+        await real(ops)
 
-    monkeypatch.setattr(progress, "_append_all", slow_trip)
+    monkeypatch.setattr(progress, "_travel", slow_trip)
     received: list[tuple[float, str]] = []
 
     class Socket:
@@ -117,3 +117,34 @@ async def test_a_chunk_reaches_the_sockets_while_its_append_is_on_the_way(flush_
     assert received[0][0] - posted < 0.1  # not after the 0.2 s trip
     assert trips and done - posted >= 0.2  # the item waited for its trip
     assert await reply.stored_text() == "첫 조각 "
+
+
+async def test_a_finished_run_is_forgotten_after_its_text_and_never_written_again(flush_redis):
+    """The run's last chunks and its clear travel in order in one trip; a text Redis lost
+    meanwhile is not written again for a run forgotten in that trip (no ghost reply)."""
+    require_service(bool(settings.REDIS_URL), "Redis (set REDIS_URL)")
+    reply = Reply()
+    await reply.start()
+    await reply.append("first ")
+    await get_redis().flushdb()  # Redis restarted: the next chunk finds no text
+    trips_before = len(progress._trips[asyncio.get_running_loop()].waiting)
+    reply.text += "last"
+    append = Append(reply.run_id, reply.reply_to, "last", reply.text, len(reply.text.encode()))
+    progress.record(conversation_id=reply.conversation_id, append=append)
+    progress.record_reasoning(run_id=reply.run_id, text="thought")
+    await progress.aclear(conversation_id=reply.conversation_id, run_id=reply.run_id)
+    assert trips_before == 0
+    assert await progress.aget(conversation_id=reply.conversation_id) == []
+    assert await get_redis().keys("chat:*") == []
+
+
+async def test_reasoning_travels_with_the_text_and_is_read_back(flush_redis):
+    require_service(bool(settings.REDIS_URL), "Redis (set REDIS_URL)")
+    reply = Reply()
+    await reply.start()
+    progress.record_reasoning(run_id=reply.run_id, text="생각 ")
+    progress.record_reasoning(run_id=reply.run_id, text="more")
+    await reply.append("answer")
+    found = await progress.aget(conversation_id=reply.conversation_id)
+    assert (found[0]["text"], found[0]["reasoning"]) == ("answer", "생각 more")
+    assert 0 < await get_redis().ttl(f"chat:reply-reasoning:{reply.run_id}") <= 3600
