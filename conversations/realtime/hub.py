@@ -69,7 +69,7 @@ class RunHandle:
         return found
 
 
-@dataclass
+@dataclass(slots=True)
 class _Item:
     frame: dict[str, Any] | None  # None: only the progress work below
     append: progress.Append | None  # text to add to the reply in progress first

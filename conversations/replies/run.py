@@ -110,7 +110,9 @@ class ReplyRunner:
     def _post(
         self, frame: Any, append: progress.Append | None, on_sent: Callable[[], None] | None
     ) -> None:
-        events.publish(frame, conversation_id=self.key, append=append, on_sent=on_sent)
+        # A run's frames are its conversation's alone (no list page hears them): straight
+        # to the hub that runs it, once per chunk.
+        self.hub.post(self.key, frame, append=append, on_sent=on_sent)
 
     def _post_reasoning(
         self, frame: Any, append: progress.Append | None, on_sent: Callable[[], None] | None
