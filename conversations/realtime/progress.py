@@ -240,6 +240,7 @@ class _Trips:
                 if not sent.done():
                     self.slow = True
                     _call_all(thens)
+                    thens = []
                     await asyncio.wait([sent])
                 sent.result()
             except RedisError as exc:
@@ -252,8 +253,7 @@ class _Trips:
 
 
 def _call_all(thens: list[Callable[[], None]]) -> None:
-    while thens:  # each at most once, though one of them may raise
-        then = thens.pop(0)
+    for then in thens:  # every one, though one of them may raise
         try:
             then()
         except Exception:
