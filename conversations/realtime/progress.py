@@ -6,7 +6,8 @@ APPENDs once per chunk as it sends the chunk (the trip and the sends go together
 run's next chunk waits for both), so a `sync` on any process sees every chunk a newly
 joined socket might have missed, but for one still on its way: that one the socket is
 then sent from the run's text (realtime/positions.py fills the gap). A process killed
-mid-reply leaves in Redis all the text its sockets were sent but that last chunk.
+mid-reply leaves in Redis all the text its sockets were sent but that last chunk (while
+Redis answers within SLOW_TRIP_SECONDS: past that, the reply goes on without it).
 Without Redis (one process) a dict does the same.
 
 Every write of a reply in progress but its start (`astart`) waits in one queue per event
@@ -184,7 +185,7 @@ def _settle(done: asyncio.Future[None]) -> None:
 
 
 def _trips_of_loop() -> _Trips | None:
-    """Return this loop's trips to Redis (None without Redis: asked once, not per chunk)."""
+    """Return this loop's trips to Redis (None without Redis)."""
     loop = asyncio.get_running_loop()
     trips = _trips.get(loop)
     if trips is None and get_redis() is not None:
@@ -260,11 +261,12 @@ def _call_all(thens: list[Callable[[], None]]) -> None:
             logger.exception("a reply could not go on after its progress was recorded")
 
 
-# One command per trip, however many chunks it carries, with one argument: the trip's
-# operations as JSON, in order. Reply text is APPENDed to a key that exists only (one a
-# restart emptied is written again whole, never begun with a later chunk and no expiry);
-# the answer names the operations whose text must be written again (Redis lost it, or its
-# key holds something else).
+# One command per trip, however many chunks it carries: the trip's operations as one JSON
+# argument, in order (then the key prefixes and the expiry). Reply text is APPENDed to a
+# key that exists only (one a restart emptied is written again whole, never begun with a
+# later chunk and no expiry); the answer names the operations whose text must be written
+# again (Redis lost it, or its key holds something else). Every command is a `pcall`: one
+# Redis refuses (a key of another type, memory full) does not stop the rest of the trip.
 _TRIP = """
 local ops = cjson.decode(ARGV[1])
 local text, reasoning, runs, ttl = ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5])
@@ -280,11 +282,11 @@ for i, op in ipairs(ops) do
             again[#again + 1] = i
         end
     elseif op[1] == 1 then
-        redis.call('APPEND', reasoning .. op[2], op[3])
-        redis.call('EXPIRE', reasoning .. op[2], ttl)
+        redis.pcall('APPEND', reasoning .. op[2], op[3])
+        redis.pcall('EXPIRE', reasoning .. op[2], ttl)
     else
-        redis.call('HDEL', runs .. op[2], op[3])
-        redis.call('DEL', text .. op[3], reasoning .. op[3])
+        redis.pcall('HDEL', runs .. op[2], op[3])
+        redis.pcall('DEL', text .. op[3], reasoning .. op[3])
     end
 end
 return again

@@ -148,3 +148,31 @@ async def test_reasoning_travels_with_the_text_and_is_read_back(flush_redis):
     found = await progress.aget(conversation_id=reply.conversation_id)
     assert (found[0]["text"], found[0]["reasoning"]) == ("answer", "생각 more")
     assert 0 < await get_redis().ttl(f"chat:reply-reasoning:{reply.run_id}") <= 3600
+
+
+async def test_a_write_redis_refuses_does_not_stop_the_rest_of_its_trip(flush_redis, monkeypatch):
+    """A reasoning key holding something else is refused; the reply text and the other
+    run's end travelling in the same trip still land."""
+    require_service(bool(settings.REDIS_URL), "Redis (set REDIS_URL)")
+    thinking, other = Reply(), Reply()
+    await thinking.start()
+    await other.start()
+    await get_redis().lpush(f"chat:reply-reasoning:{thinking.run_id}", "not a text")
+    monkeypatch.setattr(progress, "TRIP_GAP_SECONDS", 0.3)
+    await thinking.append("kept ")  # a trip now: the next one leaves 0.3 s after it
+    trips = progress._trips[asyncio.get_running_loop()]
+    progress.record_reasoning(run_id=thinking.run_id, text="refused")
+    await asyncio.sleep(0)
+    await asyncio.gather(
+        thinking.append("and more"),
+        progress.aclear(conversation_id=other.conversation_id, run_id=other.run_id),
+        _waiting(trips, 3),
+    )
+    assert await thinking.stored_text() == "kept and more"
+    assert await progress.aget(conversation_id=other.conversation_id) == []
+
+
+async def _waiting(trips, n: int) -> None:
+    """Check that `n` operations wait for one trip together (while it has not left)."""
+    await asyncio.sleep(0.05)
+    assert len(trips.waiting) == n
