@@ -336,6 +336,7 @@ async def atouch(*, runs: list[tuple[str, Any]]) -> None:
             for conversation_id, run_id in runs:
                 pipe.expire(_runs_key(conversation_id), KEY_TTL_SECONDS)
                 pipe.expire(_text_key(run_id), KEY_TTL_SECONDS)
+                pipe.expire(_reasoning_key(run_id), KEY_TTL_SECONDS)
             await pipe.execute()
     except RedisError as exc:
         logger.warning("reply progress of %d run(s) not refreshed: %s", len(runs), exc)

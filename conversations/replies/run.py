@@ -117,7 +117,7 @@ class ReplyRunner:
     def _post_reasoning(
         self, frame: Any, append: progress.Append | None, on_sent: Callable[[], None] | None
     ) -> None:
-        events.publish(frame, conversation_id=self.key, on_sent=on_sent)
+        self.hub.post(self.key, frame, on_sent=on_sent)
         if append is not None:
             progress.record_reasoning(run_id=self.run_id, text=append.text)
 

@@ -150,6 +150,22 @@ async def test_reasoning_travels_with_the_text_and_is_read_back(flush_redis):
     assert 0 < await get_redis().ttl(f"chat:reply-reasoning:{reply.run_id}") <= 3600
 
 
+async def test_a_long_reply_keeps_its_reasoning_as_long_as_its_text(flush_redis):
+    """The watchdog's refresh reaches the reasoning too: a reply that thought for a minute
+    and then wrote for an hour still shows its reasoning to a tab that syncs late."""
+    require_service(bool(settings.REDIS_URL), "Redis (set REDIS_URL)")
+    reply = Reply()
+    await reply.start()
+    progress.record_reasoning(run_id=reply.run_id, text="생각")
+    await reply.append("answer")
+    client = get_redis()
+    keys = [f"chat:reply-text:{reply.run_id}", f"chat:reply-reasoning:{reply.run_id}"]
+    for key in keys:  # as if written most of an hour ago
+        await client.expire(key, 5)
+    await progress.atouch(runs=[(reply.conversation_id, reply.run_id)])
+    assert [await client.ttl(key) > 5 for key in keys] == [True, True]
+
+
 async def test_a_write_redis_refuses_does_not_stop_the_rest_of_its_trip(flush_redis, monkeypatch):
     """A reasoning key holding something else is refused; the reply text and the other
     run's end travelling in the same trip still land."""
