@@ -49,6 +49,22 @@ export function toast(text, { error = false } = {}) {
   toastTimer = setTimeout(() => { node.hidden = true; }, 4000);
 }
 
+// A change the page shows only after a reload (an import, a new project) says so on the
+// reloaded page: the message waits in sessionStorage, and the reload happens at once, so
+// no timer can undo a link the user clicks meanwhile.
+const TOAST_AFTER_RELOAD = "toast-after-reload";
+
+export function reloadWithToast(text) {
+  sessionStorage.setItem(TOAST_AFTER_RELOAD, text);
+  window.location.reload();
+}
+
+const pendingToast = sessionStorage.getItem(TOAST_AFTER_RELOAD);
+if (pendingToast) {
+  sessionStorage.removeItem(TOAST_AFTER_RELOAD);
+  toast(pendingToast);
+}
+
 export function clearToast() {
   const node = document.getElementById("toast");
   if (node) node.hidden = true;

@@ -1,6 +1,6 @@
 // The list page: filters, infinite scroll, bulk actions, projects, live updates.
 import { ApiError, api, download, upload } from "./api.js";
-import { clearToast, confirmDialog, el, parseFragment, toast } from "./dom.js";
+import { clearToast, confirmDialog, el, parseFragment, reloadWithToast, toast } from "./dom.js";
 import { _, format, ngettext } from "./i18n.js";
 import { onListEvent } from "./live.js";
 
@@ -263,8 +263,7 @@ if (importFile) {
         window.location.reload();
         return;
       }
-      toast(imported);
-      setTimeout(() => window.location.reload(), 800);
+      reloadWithToast(imported);
     } catch (error) {
       toast((IMPORT_REFUSALS[error.code] || (() => _("The import failed.")))(), { error: true });
     } finally {

@@ -1,7 +1,7 @@
 // The Prompts page's import: a prompts file (from Export, or the prompts.json of a data
 // export) is read here and sent to POST /api/v1/prompts/import; the page then shows them.
 import { api } from "./api.js";
-import { toast } from "./dom.js";
+import { reloadWithToast, toast } from "./dom.js";
 import { _, format, ngettext } from "./i18n.js";
 
 const input = document.getElementById("import-prompts");
@@ -22,14 +22,8 @@ input?.addEventListener("change", async () => {
     const skipped = result.skipped.length
       ? " " + format(ngettext("%(n)s skipped: you already have that command.", "%(n)s skipped: you already have those commands.", result.skipped.length), { n: result.skipped.length })
       : "";
-    sessionStorage.setItem("prompts-imported", added + skipped);
-    location.reload();
+    reloadWithToast(added + skipped);
   } catch (error) {
     toast(error.code === "invalid" && !data.format ? _("That file is not a prompts file.") : error.message, { error: true });
   }
 });
-const imported = sessionStorage.getItem("prompts-imported");
-if (imported) {
-  sessionStorage.removeItem("prompts-imported");
-  toast(imported);
-}
