@@ -12,6 +12,7 @@ from django.utils.translation import gettext as _
 from core import rls
 from core.errors import Conflict, NotFound
 from core.ids import parse_uuid
+from core.user_turns import hold_user
 
 from .models import Message, Share
 from .selectors import get_conversation_for_user
@@ -32,6 +33,7 @@ def create_share(*, user: Any, conversation_id: Any) -> Share:
         raise Conflict(
             _("A temporary conversation cannot be shared."), code="temporary_conversation"
         )
+    hold_user(user.pk)
     if Share.objects.filter(created_by=user).count() >= MAX_SHARES_PER_USER:
         raise Conflict(
             _("You have %(n)s share links; revoke some first.") % {"n": MAX_SHARES_PER_USER},

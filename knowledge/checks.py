@@ -9,11 +9,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.core.exceptions import ValidationError
+from django.db import transaction
 from django.utils.translation import gettext as _
 
 from agent.nodes.retrieve import TOP_K
 from core.errors import Invalid, NotFound
 from core.schemas import storable_text
+from core.user_turns import hold_user
 
 from .hybrid import retrieve
 from .models import Document, SavedQuestion
@@ -30,6 +32,7 @@ def passages_for(*, user: Any, question: str) -> list[dict[str, Any]]:
     return retrieve(user_id=user.pk, query=question, k=TOP_K)
 
 
+@transaction.atomic
 def save_question(*, user: Any, question: Any, document_id: Any) -> SavedQuestion:
     """Keep `question` with the user's document that answers it."""
     if not isinstance(question, str) or not question.strip():
@@ -44,6 +47,7 @@ def save_question(*, user: Any, question: Any, document_id: Any) -> SavedQuestio
         document = Document.objects.get(owner=user, pk=document_id)
     except (Document.DoesNotExist, ValueError, TypeError, ValidationError):
         raise NotFound(_("No such document.")) from None
+    hold_user(user.pk)
     if SavedQuestion.objects.filter(owner=user).count() >= MAX_SAVED:
         raise Invalid(_("You have %(n)d saved questions; delete some first.") % {"n": MAX_SAVED})
     return SavedQuestion.objects.create(owner=user, question=question, document=document)

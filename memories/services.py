@@ -11,12 +11,14 @@ from datetime import UTC, datetime
 from typing import Any, Literal, TypedDict
 
 import numpy as np
+from django.db import transaction
 from django.utils.translation import gettext as _
 
 from agent.steps import ToolFailed
 from core.db_async import db_async
 from core.errors import Conflict, Invalid, NotFound
 from core.schemas import storable_text
+from core.user_turns import hold_user
 from knowledge import embeddings
 from text import sensitive
 from text.ranking import query_concepts, rank
@@ -149,6 +151,14 @@ def add_memory(
 ) -> Memory:
     """Save a memory; the same text again returns the one already saved."""
     text = clean_text(text)
+    with transaction.atomic():
+        hold_user(user_id)  # the same text sent twice at once is saved once
+        return _add_memory(user_id, text, created_by, conversation_id, message_id, basis)
+
+
+def _add_memory(
+    user_id: Any, text: str, created_by: Origin, conversation_id: Any, message_id: Any, basis: Basis
+) -> Memory:
     store = get_store()
     existing = store.search(namespace(user_id), limit=MAX_PER_USER + 1)
     for item in existing:

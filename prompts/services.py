@@ -10,6 +10,7 @@ from django.utils.translation import gettext as _
 from audit.models import AuditEntry
 from audit.services import record
 from core.errors import Conflict, Invalid, editable_changes
+from core.user_turns import hold_user
 
 from .models import MAX_PROMPTS, Prompt
 from .schemas import PromptIn
@@ -23,6 +24,7 @@ def create_prompt(*, user: Any, data: PromptIn) -> Prompt:
     """Create a prompt owned by `user` (only staff may share it; a command once per owner)."""
     if data.shared and not user.is_staff:
         raise Invalid(_("Only staff can share a prompt with everyone."))
+    hold_user(user.pk)
     if Prompt.objects.filter(owner_id=user.pk).count() >= MAX_PROMPTS:
         raise Invalid(
             _("You have %(n)s prompts, the most one person may keep.") % {"n": MAX_PROMPTS}

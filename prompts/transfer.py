@@ -18,6 +18,7 @@ from pydantic import Field
 
 from core.errors import Invalid
 from core.schemas import Input
+from core.user_turns import hold_user
 
 from .models import MAX_PROMPTS, Prompt
 from .schemas import Command, PromptText, PromptTitle
@@ -69,6 +70,7 @@ def export_file(*, user: Any) -> bytes | None:
 @transaction.atomic
 def import_prompts(*, user: Any, data: PromptsFileIn) -> PromptsImportOut:
     """Add the file's prompts whose command the user does not use yet (all or nothing)."""
+    hold_user(user.pk)
     used = set(Prompt.objects.filter(owner_id=user.pk).values_list("command", flat=True))
     created: list[str] = []
     skipped: list[str] = []

@@ -28,6 +28,7 @@ from conversations.models import Conversation
 from core import rls
 from core.errors import Conflict, NotFound
 from core.ids import parse_uuid
+from core.user_turns import hold_user
 from prompts import transfer as prompt_transfer
 
 from .exports import iter_zip
@@ -41,6 +42,7 @@ def start_export(*, user: Any, format: str, include_metadata: bool = False) -> E
     """Queue an export of every conversation of `user` (not temporary ones); Conflict while
     one of theirs is still being written."""
     with transaction.atomic():
+        hold_user(user.pk)
         active = ExportJob.objects.select_for_update().filter(owner_id=user.pk, status__in=ACTIVE)
         for job in active:
             if not _fail_if_stale(job):

@@ -30,6 +30,7 @@ from conversations.models import Conversation
 from core import rls
 from core.errors import Conflict, NotFound, ServiceError
 from core.ids import parse_uuid
+from core.user_turns import hold_user
 
 from . import imports
 from .job_rows import ACTIVE, HEARTBEAT_SECONDS, KEEP, fail_if_stale, purge
@@ -47,6 +48,7 @@ class _Ended(Exception):
 def start_import(*, user: Any, source: IO[bytes], size: int) -> ImportJob:
     """Store the upload and queue its import for `user`; Conflict while one of theirs runs."""
     with transaction.atomic():
+        hold_user(user.pk)
         active = ImportJob.objects.select_for_update().filter(owner_id=user.pk, status__in=ACTIVE)
         for job in active:
             if not _fail_if_stale(job):

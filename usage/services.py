@@ -12,7 +12,6 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from django.contrib.auth import get_user_model
 from django.db import connection
 from django.utils import timezone
 from django.utils.formats import date_format, number_format
@@ -20,6 +19,7 @@ from django.utils.translation import gettext as _
 
 from core import rows
 from core.errors import BudgetExceeded
+from core.user_turns import hold_user
 
 from .budgets import budget_limit, budget_state
 from .models import ConversationMonth, UsageRollup
@@ -28,7 +28,6 @@ from .models import ConversationMonth, UsageRollup
 # a minute; the month's reset is not the time to come back).
 RESERVED_RETRY_AFTER = 10
 
-_LOCK_USER = f"SELECT id FROM {get_user_model()._meta.db_table} WHERE id = %s"
 _TABLE = UsageRollup._meta.db_table
 _UPSERT = f"""
 INSERT INTO {_TABLE} (day, user_id, model, conversation_id, input_tokens, output_tokens, replies)
@@ -118,11 +117,7 @@ def check_budget(
     if limit is None:
         return False  # most sites: no budget, so this month's usage is not summed at every claim
     now = now or timezone.now()
-    with connection.cursor() as cursor:  # written out: one of a claim's statements
-        cursor.execute(
-            _LOCK_USER + (" FOR UPDATE" if connection.features.has_select_for_update else ""),
-            [user.pk],
-        )
+    hold_user(user.pk)
     state = budget_state(user, now=now, limit=limit)
     held = reserved() if reserved is not None else 0
     if state.limit is None or state.used + held < state.limit:
