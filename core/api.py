@@ -107,9 +107,16 @@ def on_service_error(request: HttpRequest, exc: ServiceError) -> HttpResponse:
     return response
 
 
+def _field_path(error: dict[str, Any]) -> tuple[Any, ...]:
+    """The field as the client named it: django-ninja's loc begins with where the value came
+    from ("body", "query", "path") and, for a body, the view's parameter ("payload")."""
+    source, *path = error.get("loc") or ("",)
+    return tuple(path[1:] if source == "body" else path)
+
+
 @_handles(ValidationError)
 def on_validation_error(request: HttpRequest, exc: ValidationError) -> HttpResponse:
-    problems = [describe_error(error, skip={"body"}) for error in exc.errors[:5]]
+    problems = [describe_error({**error, "loc": _field_path(error)}) for error in exc.errors[:5]]
     return error_response(422, "invalid", "; ".join(problems) or _("Invalid input."))
 
 

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 from ninja import Schema
 from pydantic import AfterValidator, BeforeValidator, ConfigDict, Field, ValidationError
 
@@ -145,12 +146,69 @@ class ErrorOut(Schema):
     error: ErrorBody
 
 
+# pydantic's own sentences are English and speak of its internals ("Input should be a valid
+# integer, unable to parse string as an integer"); a person reads these, in their language.
+# A type not here keeps pydantic's words; a validator's own message (value_error) is ours.
+_SAID: dict[str, str] = {
+    "missing": gettext_noop("required"),
+    "extra_forbidden": gettext_noop("not a field this takes"),
+    "string_too_long": gettext_noop("at most %(max_length)s characters"),
+    "string_too_short": gettext_noop("at least %(min_length)s characters"),
+    "less_than_equal": gettext_noop("at most %(le)s"),
+    "greater_than_equal": gettext_noop("at least %(ge)s"),
+    "less_than": gettext_noop("less than %(lt)s"),
+    "greater_than": gettext_noop("more than %(gt)s"),
+    "string_pattern_mismatch": gettext_noop("not in the form this takes"),
+    "literal_error": gettext_noop("one of %(expected)s"),
+    "enum": gettext_noop("one of %(expected)s"),
+    "string_type": gettext_noop("text expected"),
+    "int_type": gettext_noop("a whole number expected"),
+    "int_parsing": gettext_noop("a whole number expected"),
+    "int_from_float": gettext_noop("a whole number expected"),
+    "float_type": gettext_noop("a number expected"),
+    "float_parsing": gettext_noop("a number expected"),
+    "finite_number": gettext_noop("a number expected"),
+    "bool_type": gettext_noop("true or false expected"),
+    "bool_parsing": gettext_noop("true or false expected"),
+    "uuid_type": gettext_noop("an id expected"),
+    "uuid_parsing": gettext_noop("an id expected"),
+    "datetime_type": gettext_noop("a date and time expected (ISO 8601)"),
+    "datetime_parsing": gettext_noop("a date and time expected (ISO 8601)"),
+    "datetime_from_date_parsing": gettext_noop("a date and time expected (ISO 8601)"),
+    "date_type": gettext_noop("a date expected (YYYY-MM-DD)"),
+    "date_parsing": gettext_noop("a date expected (YYYY-MM-DD)"),
+    "date_from_datetime_parsing": gettext_noop("a date expected (YYYY-MM-DD)"),
+    "dict_type": gettext_noop("an object expected"),
+    "model_type": gettext_noop("an object expected"),
+    "model_attributes_type": gettext_noop("an object expected"),
+    "list_type": gettext_noop("a list expected"),
+    "json_invalid": gettext_noop("not valid JSON"),
+}
+_COLLECTIONS = {"List", "Tuple", "Set", "Frozenset", "Dictionary"}
+
+
+def _problem(error: Mapping[str, Any]) -> str:
+    kind, context = error.get("type"), error.get("ctx") or {}
+    if kind == "too_long":  # a string checked after a validator is "Value", not "String"
+        if context.get("field_type") in _COLLECTIONS:
+            return _("at most %(max_length)s items") % context
+        kind = "string_too_long"
+    said = _SAID.get(str(kind))
+    if said is not None:
+        try:
+            return _(said) % context if "%(" in said else _(said)
+        except (KeyError, TypeError, ValueError):
+            pass  # a context without the figure: pydantic's own words
+    return str(error.get("msg") or _("Invalid input.")).removeprefix("Value error, ")
+
+
 def describe_error(error: Mapping[str, Any], *, skip: Collection[Any] = ()) -> str:
-    """Say in one line what one of pydantic's errors found: "field.path: message" (the path
-    without the `skip` parts; "Value error, " that a validator's own message carries, dropped).
-    Every input checked by a schema is refused in these words."""
+    """Say in one line what one of pydantic's errors found: "field.path: problem" (the path
+    without the `skip` parts), the problem in the reader's language where pydantic's own
+    words would be English (`_SAID`). Every input checked by a schema is refused in these
+    words."""
     where = ".".join(str(part) for part in error.get("loc", ()) if part not in skip)
-    problem = str(error.get("msg") or _("Invalid input.")).removeprefix("Value error, ")
+    problem = _problem(error)
     return _("%(field)s: %(problem)s") % {"field": where, "problem": problem} if where else problem
 
 

@@ -71,7 +71,7 @@ KO = {
     "From": "시작일", "To": "종료일", "Sort by": "정렬 기준", "Recently updated": "최근 수정순",
     "Last message": "최근 메시지순", "Message count": "메시지 수", "Order": "순서",
     "Descending": "내림차순", "Ascending": "오름차순", "Apply": "적용", "Clear": "초기화",
-    "Messages matching “%(q)s”": "“%(q)s”와 일치하는 메시지",
+    "Messages matching “%(q)s”": "메시지에서 찾은 “%(q)s”",
     "No message matches.": "일치하는 메시지가 없습니다.",
     "Selected conversations": "선택한 대화", "Select all": "모두 선택",
     "Export (zip)": "내보내기 (zip)", "Move to project": "프로젝트로 옮기기",

@@ -1,4 +1,6 @@
 // The JSON API client (SPEC: /api/v1/): session cookie + CSRF header, errors as ApiError.
+import { _ } from "./i18n.js";
+
 const BASE = "/api/v1";
 
 export class ApiError extends Error {
@@ -7,6 +9,17 @@ export class ApiError extends Error {
     this.status = status;
     this.code = code;
     this.detail = detail; // the whole error object (e.g. `findings` of a sensitive message)
+  }
+}
+
+// fetch, with no answer at all (offline, the server down) as an ApiError a person can read:
+// the browser's own words ("Failed to fetch") are neither helpful nor translated.
+async function reach(url, init) {
+  try {
+    return await fetch(url, init);
+  } catch (failure) {
+    if (failure.name === "AbortError") throw failure;
+    throw new ApiError(0, "unreachable", _("Could not reach the server. Check your connection and try again."));
   }
 }
 
@@ -27,7 +40,7 @@ export async function api(method, path, body) {
     init.headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(body);
   }
-  const response = await fetch(BASE + path, init);
+  const response = await reach(BASE + path, init);
   if (response.status === 204) return null;
   let data = null;
   const type = response.headers.get("Content-Type") || "";
@@ -43,7 +56,7 @@ export async function api(method, path, body) {
 export async function upload(path, file) {
   const body = new FormData();
   body.append("file", file);
-  const response = await fetch(BASE + path, {
+  const response = await reach(BASE + path, {
     method: "POST",
     credentials: "same-origin",
     headers: { Accept: "application/json", "X-CSRFToken": csrfToken() },
@@ -60,7 +73,7 @@ export async function upload(path, file) {
 
 // POST and download the answer as a file (for exports that answer with a body).
 export async function download(method, path, body, fallbackName) {
-  const response = await fetch(BASE + path, {
+  const response = await reach(BASE + path, {
     method,
     credentials: "same-origin",
     headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken() },
@@ -85,7 +98,7 @@ export async function download(method, path, body, fallbackName) {
 }
 
 export async function fetchHtml(url) {
-  const response = await fetch(url, { credentials: "same-origin", headers: { Accept: "text/html" } });
+  const response = await reach(url, { credentials: "same-origin", headers: { Accept: "text/html" } });
   if (!response.ok) throw new ApiError(response.status, "http", `HTTP ${response.status}`);
   return response;
 }

@@ -230,8 +230,8 @@ async function importEnded(job) {
     try {
       job = await api("GET", `/imports/${job.id}`);
     } catch (error) {
-      // The server away for a moment (a restart): the job goes on; ask again.
-      if (error instanceof ApiError && error.status < 500) throw error;
+      // The server away for a moment (a restart, status 0: no answer): the job goes on; ask again.
+      if (error instanceof ApiError && error.status > 0 && error.status < 500) throw error;
     }
   }
   if (job.status === "failed") throw new ApiError(422, job.error_code, job.error);

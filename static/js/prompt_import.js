@@ -24,6 +24,8 @@ input?.addEventListener("change", async () => {
       : "";
     reloadWithToast(added + skipped);
   } catch (error) {
-    toast(error.code === "invalid" && !data.format ? _("That file is not a prompts file.") : error.message, { error: true });
+    // A file of another kind (a conversation export…): say so, not which of its fields the API disliked.
+    const notPrompts = error.code === "invalid" && data?.format !== "chat-prompts";
+    toast(notPrompts ? _("That file is not a prompts file.") : error.message, { error: true });
   }
 });

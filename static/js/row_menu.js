@@ -43,14 +43,17 @@ function close({ focus = false } = {}) {
   openFor = null;
 }
 
+// Change the conversation; answer whether it was changed (the failure is told).
 async function patch(id, body, done) {
   try {
     const conversation = await api("PATCH", `/conversations/${id}`, body);
     showConversation(conversation);
     share({ type: "conversation.updated", conversation }); // other tabs, the open page
     if (done) toast(done);
+    return true;
   } catch (failure) {
     toast(failure.message || _("Something went wrong."), { error: true });
+    return false;
   }
 }
 
@@ -72,7 +75,7 @@ function rename(row) {
     link.hidden = false;
     if (save && title && title !== before) {
       link.textContent = title;
-      await patch(row.dataset.id, { title }, _("Renamed."));
+      if (!await patch(row.dataset.id, { title }, _("Renamed."))) link.textContent = before;
     }
     link.focus();
   };

@@ -180,3 +180,31 @@ async def test_initial_message_is_sent_as_the_first_message(alice, monkeypatch):
         )
     ]
     assert stored[0] == ("user", "hello") and stored[1][0] == "assistant"
+
+
+@pytest.mark.parametrize(
+    ("language", "said"),
+    [
+        (
+            "en",
+            "command: not in the form this takes; title: at most 80 characters;"
+            " extra: not a field this takes",
+        ),
+        ("ko", "command: 형식이 맞지 않습니다; title: 최대 80자; extra: 받지 않는 항목입니다"),
+    ],
+)
+def test_a_refusal_names_the_field_and_says_what_is_wrong_in_the_readers_language(
+    api, alice, language, said
+):
+    """pydantic's own sentences were English on a Korean page, and named the view's
+    parameter ("payload.title: String should have at most 80 characters")."""
+    api.headers["Accept-Language"] = language
+    body = {"command": "Bad!", "title": "t" * 81, "content": "c", "extra": 1}
+    refused = api.post("/prompts", body)
+    assert refused.status_code == 422
+    assert refused.json()["error"] == {"code": "invalid", "message": said}
+    limit = api.get("/conversations", limit="many").json()["error"]["message"]
+    assert (
+        limit == {"en": "limit: a whole number expected", "ko": "limit: 정수여야 합니다"}[language]
+    )
+    assert not alice.prompts.exists()
