@@ -18,7 +18,9 @@ SIDEBAR_SIZE = 80
 @dataclass
 class Sidebar:
     pinned: list[Conversation] = field(default_factory=list)
-    projects: list[tuple[Any, list[Conversation]]] = field(default_factory=list)
+    # Each project, the conversations its folder lists, and how many it holds in all (its
+    # pinned ones are listed under Pinned, but they are still the project's).
+    projects: list[tuple[Any, list[Conversation], int]] = field(default_factory=list)
     recent: list[tuple[str, str, list[Conversation]]] = field(default_factory=list)
     projects_data: list[dict[str, Any]] = field(default_factory=list)
     count: int = 0
@@ -59,9 +61,12 @@ def build_sidebar(*, user: Any) -> Sidebar:
     projects = selectors.list_projects(user=user)
     side = Sidebar(projects_data=[{"id": p.id, "name": p.name} for p in projects], count=len(rows))
     by_project: dict[int, list[Conversation]] = {p.id: [] for p in projects}
+    held: dict[int, int] = dict.fromkeys(by_project, 0)
     buckets: dict[str, list[Conversation]] = {key: [] for key in group_labels()}
     today = timezone.localdate()
     for conversation in rows:  # newest activity first; each list keeps that order
+        if conversation.project_id in held:
+            held[conversation.project_id] += 1
         if conversation.pinned:
             side.pinned.append(conversation)
         elif conversation.project_id in by_project:
@@ -69,7 +74,7 @@ def build_sidebar(*, user: Any) -> Sidebar:
         else:
             day = timezone.localdate(conversation.updated_at)
             buckets[recency_group(day, today)].append(conversation)
-    side.projects = [(p, by_project[p.id]) for p in projects]
+    side.projects = [(p, by_project[p.id], held[p.id]) for p in projects]
     labels = group_labels()
     side.recent = [(key, labels[key], items) for key, items in buckets.items() if items]
     return side

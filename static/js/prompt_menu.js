@@ -106,6 +106,16 @@ export function initPromptMenu({ input, setText }) {
       dialog.close();
       insert(fillVariables(prompt.content, values));
     };
+    // Enter goes to the next field and, from the last, inserts (as Enter sends from the
+    // composer); Shift+Enter starts a new line in a value. Not while an IME is composing.
+    fields.onkeydown = (event) => {
+      if (event.key !== "Enter" || event.shiftKey || event.isComposing || event.keyCode === 229) return;
+      event.preventDefault();
+      const all = [...fields.querySelectorAll("textarea")];
+      const next = all[all.indexOf(event.target) + 1];
+      if (next) next.focus();
+      else form.requestSubmit();
+    };
     dialog.showModal();
     fields.querySelector("textarea")?.focus();
   }

@@ -18,7 +18,7 @@ export function known(row) {
     id: row.dataset.id,
     title: row.querySelector("a").textContent,
     pinned: Boolean(row.closest('[data-group="pinned"]')),
-    project_id: row.closest(".project-folder")?.dataset.project ?? null,
+    project_id: row.dataset.project ?? null,
   };
 }
 
@@ -33,7 +33,9 @@ function item(c) {
   const title = c.title || _("Untitled");
   const link = el("a", { href: `/conversations/${c.id}/`, text: title });
   if (c.id === current) link.setAttribute("aria-current", "page");
-  return el("li", { "data-id": c.id }, link, moreButton(title));
+  const row = el("li", { "data-id": c.id }, link, moreButton(title));
+  if (c.project_id != null) row.dataset.project = String(c.project_id);
+  return row;
 }
 
 function folder(projectId) {
@@ -81,9 +83,10 @@ export function showConversation(c) {
   refresh();
 }
 
+// Each folder counts its project's conversations, the pinned ones (listed under Pinned) too.
 function refresh() {
   for (const f of groups.querySelectorAll(".project-folder")) {
-    const rows = f.querySelectorAll("li[data-id]").length;
+    const rows = groups.querySelectorAll(`li[data-project="${CSS.escape(f.dataset.project)}"]`).length;
     f.querySelector(".count").textContent = String(rows);
     const ul = f.querySelector("ul");
     let empty = ul.querySelector("li.empty");

@@ -47,17 +47,24 @@ def test_slash_lists_prompts_and_a_picked_one_asks_for_its_variables(new_context
     box.press("Enter")  # picks, does not send
     dialog = page.get_by_role("dialog", name="Fill in /translate")
     expect(dialog).to_be_visible()
-    dialog.get_by_label("language").fill("Korean")
-    dialog.get_by_label("text").fill("See you tomorrow")
-    dialog.get_by_role("button", name="Insert").click()
-    expect(box).to_have_value("Translate into Korean:\n\nSee you tomorrow")
+    # Typed as a person types: Enter goes to the next value, Shift+Enter breaks a line in
+    # one, and Enter in the last inserts (it once put a line break into the value instead).
+    dialog.get_by_label("language").press_sequentially("Korean")
+    dialog.get_by_label("language").press("Enter")
+    expect(dialog.get_by_label("text")).to_be_focused()
+    dialog.get_by_label("text").press_sequentially("See you")
+    dialog.get_by_label("text").press("Shift+Enter")
+    dialog.get_by_label("text").press_sequentially("tomorrow")
+    dialog.get_by_label("text").press("Enter")
+    expect(dialog).to_be_hidden()
+    expect(box).to_have_value("Translate into Korean:\n\nSee you\ntomorrow")
     expect(menu).to_be_hidden()
     assert not Message.objects.exists()  # nothing was sent while picking
     box.press("Enter")
     page.wait_for_url(re.compile(r"/conversations/[0-9a-f-]+/$"))
     expect(page.locator(".message.user").first).to_contain_text("Translate into Korean:")
     assert Message.objects.filter(role="user").get().content == (
-        "Translate into Korean:\n\nSee you tomorrow"
+        "Translate into Korean:\n\nSee you\ntomorrow"
     )
     # In a conversation: arrows move, Escape closes and leaves the text as typed.
     box.press("/")
