@@ -23,5 +23,7 @@ KO = {
     "an object expected": "객체여야 합니다",
     "a list expected": "목록이어야 합니다",
     "not valid JSON": "올바른 JSON이 아닙니다",
-    "Could not reach the server. Check your connection and try again.": "서버에 연결하지 못했습니다. 연결을 확인하고 다시 시도하세요.",
+    "Could not reach the server. Check your connection and try again.": (
+        "서버에 연결하지 못했습니다. 연결을 확인하고 다시 시도하세요."
+    ),
 }
