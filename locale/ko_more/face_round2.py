@@ -4,6 +4,7 @@ sidebar, the reply shown as coming at once."""
 KO = {
     "Options for %(title)s": "%(title)s 옵션",
     "New title": "새 제목",
+    "Pinned, above.": "위쪽 ‘고정됨’에 있습니다.",
     "Renamed.": "이름을 바꿨습니다.",
     "Conversation deleted.": "대화를 삭제했습니다.",
     "Project created.": "프로젝트를 만들었습니다.",

@@ -89,9 +89,10 @@ function refresh() {
     const rows = groups.querySelectorAll(`li[data-project="${CSS.escape(f.dataset.project)}"]`).length;
     f.querySelector(".count").textContent = String(rows);
     const ul = f.querySelector("ul");
-    let empty = ul.querySelector("li.empty");
-    if (rows && empty) empty.remove();
-    if (!rows && !empty) ul.append(el("li", { className: "muted empty", text: _("No conversations yet.") }));
+    ul.querySelector("li.empty")?.remove();
+    if (!ul.querySelector("li[data-id]")) { // nothing listed here: none, or all pinned
+      ul.append(el("li", { className: "muted empty", text: rows ? _("Pinned, above.") : _("No conversations yet.") }));
+    }
   }
   const none = sidebar.querySelector(".sidebar-empty");
   if (none) none.hidden = Boolean(groups.querySelector("li[data-id]"));

@@ -180,13 +180,13 @@ def test_a_sidebar_rows_menu_renames_pins_moves_archives_and_deletes_without_ope
     expect(page.locator('[data-group="pinned"]')).to_contain_text("Jeju in spring")
     # Listed under Pinned, it is still the project's: the folder counts it, never "empty".
     expect(folder.locator(".count")).to_have_text("1")
-    expect(folder.locator("li.empty")).to_have_count(0)
+    expect(folder.locator("li.empty")).to_have_text("Pinned, above.")
     other.refresh_from_db()
     assert other.pinned
     page.reload()
     folder.locator("summary").click()
     expect(folder.locator(".count")).to_have_text("1")
-    expect(folder.locator("li.empty")).to_have_count(0)
+    expect(folder.locator("li.empty")).to_have_text("Pinned, above.")
     _row(page, other).locator("a").click(button="right")
     page.get_by_role("menuitem", name="Archive").click()
     expect(_row(page, other)).to_have_count(0)
