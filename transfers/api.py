@@ -292,5 +292,5 @@ def download_export(request: HttpRequest, job_id: str):
     if job.status != ExportJob.Status.READY or not job.file:
         raise NotFound(_("This export is not ready."))
     response = FileResponse(job.file.open("rb"), content_type="application/zip")
-    response["Content-Disposition"] = attachment_header(job.file.name.rsplit("/", 1)[-1])
+    response["Content-Disposition"] = attachment_header(export_jobs.zip_name(job))
     return response

@@ -54,6 +54,11 @@ def start_export(*, user: Any, format: str, include_metadata: bool = False) -> E
     return job
 
 
+def zip_name(job: ExportJob) -> str:
+    """The zip's name, stored and downloaded (storage may add a suffix to the stored one)."""
+    return f"conversations-{timezone.localdate(job.created_at).isoformat()}.zip"
+
+
 def get_export(*, user: Any, job_id: Any) -> ExportJob:
     """Return the user's export (NotFound for anyone else's); a job that stopped hearing
     from its process reads as failed."""
@@ -116,8 +121,7 @@ def _write(job_id: Any, user_id: Any) -> None:
                 beat = time.monotonic()
         size = spool.tell()
         spool.seek(0)
-        day = timezone.now().date().isoformat()
-        job.file.save(f"conversations-{day}.zip", File(spool), save=False)
+        job.file.save(zip_name(job), File(spool), save=False)
     ExportJob.objects.filter(pk=job_id).update(
         status=ExportJob.Status.READY,
         file=job.file.name,

@@ -27,6 +27,7 @@ MAX_UPLOAD_BYTES = 25 * 1024 * 1024  # OpenAI's own limit for a transcription
 # bytes a second; a file larger than the longest recording allowed at that rate is refused
 # without sending it. WAV says its own length and is judged by it.
 COMPRESSED_BYTES_PER_SECOND = 32_000
+MIN_WAV_RATE = 1000  # samples a second: below it a header is damaged, not a recording
 REQUEST_TIMEOUT = 120.0
 # Magic numbers of the audio containers people send, and the name each goes out as.
 CONTAINERS = (
@@ -79,9 +80,14 @@ def check_recording(data: bytes) -> tuple[str, str]:
     if kind[1] == "audio/wav":
         try:
             with wave.open(io.BytesIO(data)) as file:
-                seconds = file.getnframes() / max(1, file.getframerate())
+                rate, frame = file.getframerate(), file.getsampwidth() * file.getnchannels()
+                # The header's frame count may claim more than the file holds.
+                frames = min(file.getnframes(), len(data) // max(1, frame))
         except (wave.Error, EOFError):
             raise Invalid(_("This WAV file cannot be read.")) from None
+        if rate < MIN_WAV_RATE or frame < 1:
+            raise Invalid(_("This WAV file cannot be read."))
+        seconds = frames / rate
     else:
         seconds = len(data) / COMPRESSED_BYTES_PER_SECOND
     if seconds > limit:

@@ -62,6 +62,15 @@ def test_all_conversations_come_back_as_markdown_files_in_a_zip(api, bob_api, al
     texts = "\n".join(archive.read(n).decode() for n in names)
     assert "# 부산 여행" in texts and "좋아요 **계획**" in texts and "# Lisbon" in texts
     assert "Secret temp" not in texts and "Bob's own" not in texts
+    # A second export the same day is stored beside the first (storage adds a suffix to
+    # its file) and still downloads under the day's name, as the first does.
+    day = timezone.localdate().isoformat()
+    again = finish(api.post("/exports", {"format": "markdown-zip"}).json()["id"])
+    names = [
+        api.get(f"/exports/{j}/download")["Content-Disposition"] for j in (job["id"], again["id"])
+    ]
+    assert names == [f'attachment; filename="conversations-{day}.zip"'] * 2
+    assert not ExportJob.objects.get(pk=again["id"]).file.name.endswith(f"{day}.zip")
     # Bob sees nothing of it.
     assert bob_api.get(f"/exports/{job['id']}").status_code == 404
     assert bob_api.get(f"/exports/{job['id']}/download").status_code == 404

@@ -56,6 +56,14 @@ def _wav_of(seconds: float, rate: int = 8000) -> bytes:
 WEBM = b"\x1aE\xdf\xa3" + b"\x00" * 4000  # a WebM container's start, as Chrome records it
 
 
+def _wav_saying(offset: int, value: int, seconds: float = 1) -> bytes:
+    """A short WAV whose header says `value` (4 bytes, little-endian) at `offset`: 24 is the
+    sample rate, 40 the size of the data."""
+    data = bytearray(_wav_of(seconds))
+    data[offset : offset + 4] = struct.pack("<I", value)
+    return bytes(data)
+
+
 def test_a_recording_comes_back_as_its_words(api, fake):
     fake.audio.transcripts.append("부산 여행 계획을 세워줘")
     response = _post_audio(api, tone_wav(1.5), "dictation.wav", language="ko")
@@ -77,16 +85,24 @@ def test_a_recording_comes_back_as_its_words(api, fake):
         (b"hello, this is text", 422),
         (b"", 422),
         (b"RIFF\x00\x00\x00\x00WAVEbroken", 422),
+        (_wav_saying(24, 0), 422),  # no sample rate: it was judged 16,000 s long (413)
         (None, 413),  # a WAV longer than CHAT_STT_MAX_SECONDS
         (b"OggS" + b"\x00" * (121 * 32_000), 413),  # compressed, too big to be 120 s
     ],
-    ids=["png", "text", "empty", "broken-wav", "long-wav", "long-ogg"],
+    ids=["png", "text", "empty", "broken-wav", "rateless-wav", "long-wav", "long-ogg"],
 )
 def test_what_is_not_a_short_recording_is_refused_before_anything_is_sent(api, fake, data, status):
     response = _post_audio(api, _wav_of(121) if data is None else data, "clip.wav")
     assert response.status_code == status, response.content
     assert response.json()["error"]["message"]
     assert fake.audio.requests == []
+
+
+def test_a_wav_whose_header_claims_more_than_it_holds_is_judged_by_what_it_holds(api, fake):
+    fake.audio.transcripts.append("hello")
+    response = _post_audio(api, _wav_saying(40, 0x7FFFFFFF), "clip.wav")  # "2**31 bytes"
+    assert response.status_code == 200, response.content  # it holds one second (was 413)
+    assert len(fake.audio.requests) == 1
 
 
 def test_dictation_off_or_a_server_without_it_says_so(api, fake, settings):
