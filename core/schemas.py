@@ -13,7 +13,7 @@ import json
 import math
 from collections.abc import Collection, Mapping
 from datetime import UTC, datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
@@ -40,6 +40,23 @@ def utc_time(value: datetime) -> datetime:
         value = (value if value.tzinfo else value.replace(tzinfo=UTC)).astimezone(UTC)
     except (OverflowError, ValueError):
         raise ValueError("time out of range (years 1 to 9999, in UTC)") from None
+    return value
+
+
+def written_time(value: Any) -> Any:
+    """Refuse a number where a time is written out: pydantic reads 123 or "123" as seconds
+    since 1970, so a wrong value in an import became a date in January 1970."""
+    if isinstance(value, bool | int | float) or (
+        isinstance(value, str) and value.strip().lstrip("+-").replace(".", "", 1).isdigit()
+    ):
+        raise ValueError(_("a date and time expected (ISO 8601)"))
+    return value
+
+
+def no_bool(value: Any) -> Any:
+    """Refuse true/false where a number is meant (pydantic takes true as 1)."""
+    if isinstance(value, bool):
+        raise ValueError(_("a whole number expected"))
     return value
 
 
@@ -98,7 +115,9 @@ INSTRUCTIONS_MAX_CHARS = 8000
 Instructions = Annotated[Text, Field(max_length=INSTRUCTIONS_MAX_CHARS)]
 # A model's sampling temperature (null where it is optional: the model's default).
 Temperature = Annotated[float, Field(ge=0, le=2, allow_inf_nan=False, strict=True)]
-Time = Annotated[datetime, AfterValidator(utc_time)]
+Time = Annotated[datetime, AfterValidator(utc_time), BeforeValidator(written_time)]
+# A file format's version (`Literal[1]` alone takes true for 1).
+FormatVersion = Annotated[Literal[1], BeforeValidator(no_bool)]
 Json = Annotated[Any, AfterValidator(storable_json)]
 JsonObject = Annotated[dict[str, Any], AfterValidator(storable_json)]
 

@@ -17,7 +17,7 @@ from ninja import Schema
 from pydantic import Field
 
 from core.errors import Invalid
-from core.schemas import Input
+from core.schemas import FormatVersion, Input
 from core.user_turns import hold_user
 
 from .models import MAX_PROMPTS, Prompt
@@ -37,7 +37,7 @@ class PromptsFileIn(Input):
     """A prompts file, as the export writes it."""
 
     format: Literal["chat-prompts"]
-    version: Literal[1]
+    version: FormatVersion
     prompts: list[PromptFileItem] = Field(max_length=MAX_PROMPTS)
 
 

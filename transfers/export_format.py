@@ -23,7 +23,7 @@ from conversations.schemas import (
     Title,
     as_json,
 )
-from core.schemas import Input, JsonObject, Text, Time
+from core.schemas import FormatVersion, Input, JsonObject, Text, Time
 from toolbox.tool_catalog import ToolIds
 
 from .import_formats.common import MAX_PARTS
@@ -154,7 +154,7 @@ class ExportFile(Input):
     """A JSON export of one conversation (GET …/export?format=json), as import reads it."""
 
     format: Literal["chatsite.conversation"]
-    version: Literal[1]
+    version: FormatVersion
     exported_at: Time | None = None
     include_metadata: bool | None = None
     conversation: ExportedConversation

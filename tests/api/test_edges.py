@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 
 import pytest
@@ -208,3 +209,22 @@ def test_a_refusal_names_the_field_and_says_what_is_wrong_in_the_readers_languag
         limit == {"en": "limit: a whole number expected", "ko": "limit: 정수여야 합니다"}[language]
     )
     assert not alice.prompts.exists()
+
+
+@pytest.mark.parametrize("when", [123, "123", -1, "-1.5", True])
+def test_a_number_is_not_a_time_and_true_is_not_a_version(api, alice, when):
+    """pydantic read 123 as seconds since 1970: a wrong value in an import became a date."""
+    source = make_conversation(alice, contents=["hi", "hello"])
+    exported = api.get(f"/conversations/{source.id}/export", format="json")
+    data = json.loads(b"".join(exported))  # an async stream, read as a sync server would
+    data["conversation"]["created_at"] = when
+    refused = api.post("/conversations/import", data)
+    assert refused.status_code == 400, refused.content
+    assert refused.json()["error"] == {
+        "code": "invalid_import",
+        "message": "conversation.created_at: a date and time expected (ISO 8601)",
+    }
+    assert api.get("/conversations", created_after=str(when)).status_code == 422
+    assert Conversation.objects.count() == 1  # the one exported, nothing imported
+    prompts = {"format": "chat-prompts", "version": True, "prompts": []}
+    assert api.post("/prompts/import", prompts).status_code == 422
