@@ -7,10 +7,9 @@ import os
 import pytest
 from django.conf import settings
 
-from tests.parallel import check_browser_tests, isolate_this_process, make_scheduler
+from tests.parallel import check_browser_tests, make_scheduler
 
 IN_CI = os.environ.get("CI", "").lower() == "true"
-isolate_this_process()  # before pytest-django reads the settings
 
 
 def pytest_report_header(config) -> list[str]:

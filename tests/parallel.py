@@ -47,18 +47,30 @@ SLOW_SCOPES: dict[str, float] = {
 }
 
 
+ISOLATED = "CHAT_TEST_ISOLATED"  # the process (xdist worker, or "main") isolated already
+VAR_BASE = "CHAT_TEST_VAR_BASE"  # the var/ the tests' own directories go under
+
+
 def isolate_this_process() -> None:
     """Give this test process a var/ directory of its own, and an xdist worker its own Redis
     database (and so its own channel-layer prefix, core/groups.py).
 
-    Runs before pytest-django loads the settings, which read both from the environment.
-    Rate counters, reply progress and user groups live in Redis keyed by ids that every
-    worker's database hands out alike, so two workers must not share a Redis database; and
-    tests never write into the var/ of the app a developer runs (its SQLite checkpoints,
-    its uploads).
+    Runs from tests/settings.py, the settings the tests run with, so before Django reads
+    REDIS_URL and CHAT_VAR_DIR: pytest-django loads the settings before any conftest, and
+    isolating from the conftest left every worker's settings on the Redis database given
+    (two workers' rate windows, reply progress and flushes met there). Rate counters, reply
+    progress and user groups live in Redis keyed by ids that every worker's database hands
+    out alike, so two workers must not share a Redis database; and tests never write into
+    the var/ of the app a developer runs (its SQLite checkpoints, its uploads).
+
+    Once per process: a subprocess a test starts (a worker run through manage.py) inherits
+    the result and keeps what the test gave it.
     """
     worker = os.environ.get("PYTEST_XDIST_WORKER", "")
-    base = Path(os.environ.get("CHAT_VAR_DIR") or ROOT / "var")
+    if os.environ.get(ISOLATED) == (worker or "main"):
+        return
+    base = Path(os.environ.get(VAR_BASE) or os.environ.get("CHAT_VAR_DIR") or ROOT / "var")
+    os.environ[VAR_BASE] = str(base)
     os.environ["CHAT_VAR_DIR"] = str(base / "tests" / (worker or "main"))
     redis_url = os.environ.get("REDIS_URL", "")
     if worker and redis_url:
@@ -67,6 +79,7 @@ def isolate_this_process() -> None:
             raise RuntimeError(f"at most {MAX_WORKERS} workers: each needs a Redis database")
         db = FIRST_WORKER_REDIS_DB + number
         os.environ["REDIS_URL"] = urlsplit(redis_url)._replace(path=f"/{db}").geturl()
+    os.environ[ISOLATED] = worker or "main"
 
 
 # Ports for servers the tests start, a band per process below the kernel's ephemeral range
